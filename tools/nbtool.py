@@ -1,0 +1,100 @@
+"""Notebook helpers for etc_nb developers (not part of the package).
+
+    python tools/nbtool.py py2nb SRC.py DST.ipynb   # percent-format script -> notebook (cell ids kept stable)
+    python tools/nbtool.py nb2py SRC.ipynb DST.py   # notebook -> percent-format script, for editing
+    python tools/nbtool.py run NB.ipynb [NB ...]    # execute in place like nbdev_test (flagged cells skipped), store outputs
+
+Percent format: a line `# %%` starts a code cell, `# %% [markdown]` a markdown cell whose lines are `# `-prefixed
+(or a plain triple-quoted block). Run `nbdev_clean` afterwards.
+"""
+import hashlib, json, os, re, sys, time
+from pathlib import Path
+
+_hdr = re.compile(r'^# %%(?:\s*\[(markdown|md|raw)\])?\s*$')
+
+def _lines(s): return [l + '\n' for l in s.split('\n')[:-1]] + [s.split('\n')[-1]] if s else []
+
+def _md_body(lines):
+    if lines and lines[0].strip() in ('"""', "'''") and lines[-1].strip() == lines[0].strip(): return lines[1:-1]
+    return [l[2:] if l.startswith('# ') else l[1:] if l.startswith('#') else l for l in lines]
+
+def parse_py(text):
+    "List of (cell_type, source) from percent-format `text`"
+    cells, kind, buf = [], None, []
+    def flush():
+        if kind is None: return
+        while buf and not buf[-1].strip(): buf.pop()
+        while buf and not buf[0].strip(): buf.pop(0)
+        body = _md_body(buf) if kind == 'markdown' else buf
+        cells.append((kind, '\n'.join(body)))
+    for line in text.split('\n'):
+        m = _hdr.match(line)
+        if m:
+            flush(); buf = []
+            kind = 'code' if m.group(1) is None else ('raw' if m.group(1) == 'raw' else 'markdown')
+        elif kind is not None: buf.append(line)
+    flush()
+    return cells
+
+def _cid(src, seen):
+    h = hashlib.md5(src.encode()).hexdigest()[:8]
+    while h in seen: h = hashlib.md5((h + src).encode()).hexdigest()[:8]
+    seen.add(h); return h
+
+def py2nb(src, dst):
+    "Write notebook `dst` from percent-format `src`, keeping outputs of unchanged code cells already in `dst`"
+    old = {}
+    if Path(dst).exists():
+        for c in json.loads(Path(dst).read_text())['cells']:
+            if c['cell_type'] == 'code': old[''.join(c['source'])] = c.get('outputs', [])
+    seen, cells = set(), []
+    for kind, s in parse_py(Path(src).read_text()):
+        c = dict(cell_type=kind, id=_cid(s, seen), metadata={}, source=_lines(s))
+        if kind == 'code': c.update(execution_count=None, outputs=old.get(s, []))
+        cells.append(c)
+    nb = dict(cells=cells, metadata=dict(kernelspec=dict(display_name='python3', language='python', name='python3')),
+              nbformat=4, nbformat_minor=5)
+    Path(dst).write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
+
+def nb2py(src, dst):
+    "Percent-format script from notebook `src`"
+    out = []
+    for c in json.loads(Path(src).read_text())['cells']:
+        s = ''.join(c['source'])
+        if c['cell_type'] == 'code': out.append('# %%\n' + s)
+        else: out.append(f"# %% [{'markdown' if c['cell_type']=='markdown' else 'raw'}]\n" + '\n'.join('# '+l if l else '#' for l in s.split('\n')))
+    Path(dst).write_text('\n\n'.join(out) + '\n')
+
+def run(fn):
+    "Execute notebook `fn` in place as nbdev_test would (tst_flags cells skipped), keeping the outputs"
+    from execnb.nbio import read_nb, write_nb
+    from execnb.shell import CaptureShell
+    from nbdev.config import get_config
+    from nbdev.process import NBProcessor
+    from fastcore.xtras import working_directory
+    fn = Path(fn).resolve()
+    flags = set(get_config().tst_flags.split())
+    nb = read_nb(fn)
+    proc = NBProcessor(fn, process=True).nb  # parses directives
+    skip = set()
+    for i, c in enumerate(proc.cells):
+        d = getattr(c, 'directives_', {}) or {}
+        if c.cell_type != 'code' or 'nbdev_export(' in c.source or d.get('eval:', [''])[0].lower() == 'false' or flags & d.keys(): skip.add(i)
+    os.environ['IN_TEST'] = '1'
+    sys.path.insert(0, str(get_config().config_path))
+    sh = CaptureShell(fn)
+    t = time.time()
+    with working_directory(fn.parent):
+        for i, c in enumerate(nb.cells):
+            if i in skip: continue
+            sh.cell(c)
+            if sh.exc: write_nb(nb, fn); raise SystemExit(f'{fn.name}: cell {i} failed\n' + sh.prettytb(fname=fn))
+    write_nb(nb, fn)
+    print(f'{fn.name}: ran in {time.time()-t:.1f}s')
+
+if __name__ == '__main__':
+    cmd, *args = sys.argv[1:]
+    if cmd == 'py2nb': py2nb(*args)
+    elif cmd == 'nb2py': nb2py(*args)
+    elif cmd == 'run': [run(a) for a in args]
+    else: sys.exit(__doc__)
