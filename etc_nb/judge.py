@@ -112,7 +112,7 @@ class JudgeBackend:
     def redact(self, text:str)->str: return text # remove secrets from text that will be stored or shown
     def __repr__(self): return f"{type(self).__name__}({self.name!r})"
 
-# %% ../nbs/15_judge.ipynb #756081b6
+# %% ../nbs/15_judge.ipynb #cabc237c
 class OpenAIJudge(JudgeBackend):
     "Judge through an OpenAI-compatible chat-completions API"
     def __init__(self, model:str|None=None, # default `$ETC_NB_JUDGE_MODEL` or 'gpt-4o'
@@ -124,7 +124,6 @@ class OpenAIJudge(JudgeBackend):
         self.base_url = base_url or os.environ.get('OPENAI_BASE_URL') or None
         key = os.environ.get('OPENAI_API_KEY') or ('EMPTY' if self.base_url else None)
         if key is None: raise ValueError("set OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)")
-        self._secrets = [key] if len(key) >= 8 else []
         self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0)
         self.max_tokens, self.temperature = max_tokens, temperature
 
@@ -138,8 +137,8 @@ class OpenAIJudge(JudgeBackend):
         return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
     def redact(self, text:str)->str:
-        for s in self._secrets: text = text.replace(s, '[REDACTED]')
-        return text
+        key = self._client.api_key
+        return text.replace(key, '[REDACTED]') if len(key) >= 8 else text
 
     def __repr__(self): return f"OpenAIJudge({self.name!r}, base_url={self.base_url!r})"
 
