@@ -7,13 +7,13 @@ __all__ = ['ANSWER_TYPES', 'DATASETS', 'DOWNLOADS', 'MANUAL', 'Question', 'DataE
            'load_dataset', 'dataset_paragraphs', 'list_datasets', 'Download', 'default_download_dir', 'unpack',
            'download', 'download_cli']
 
-# %% ../nbs/06_data.ipynb #c0a15986
+# %% ../nbs/06_data.ipynb #8282caa3
 import ast, gzip, html, inspect, json, os, random, re, shutil, tarfile, tempfile, urllib.request, zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
-from fastcore.script import call_parse
+from fastcore.script import call_parse, store_true
 from tqdm.auto import tqdm
 from .core import find_data, project_root
 
@@ -478,7 +478,7 @@ def list_datasets()->list: # [{dataset, variant, file, found, note}]
             out.append(dict(dataset=name, variant=variant, file=v.main, found=found, note=v.note))
     return out
 
-# %% ../nbs/06_data.ipynb #6ab17f34
+# %% ../nbs/06_data.ipynb #1aeb0a0c
 @dataclass(frozen=True)
 class Download:
     "One official file to fetch, and which of its members go where"
@@ -549,16 +549,20 @@ def unpack(archive:Path, # a downloaded file
         out.append(dest)
     return out
 
+def _download_names(names)->list:
+    "Validated list of names; 'all' = every dataset except the 13 GB 'wikipedia'"
+    names = [n for n in (DOWNLOADS | MANUAL) if n != 'wikipedia'] if names == 'all' else ([names] if isinstance(names, str) else list(names))
+    if unknown := [n for n in names if n not in DOWNLOADS and n not in MANUAL]:
+        raise ValueError(f"unknown dataset(s) {unknown}; known: {', '.join([*DOWNLOADS, *MANUAL])}")
+    return names
+
 def download(names:str|list='all', # dataset names (keys of `DOWNLOADS`/`MANUAL`), or 'all' (everything but 'wikipedia')
              dest:str|Path|None=None, # data directory to fill; default `default_download_dir()`
              force:bool=False, # fetch again even if the files exist
              fetch:Callable=_fetch_url, # fetch(url, path): the network step, replaceable for tests and mirrors
             )->list: # paths written
     "Fetch the official dataset files into a data directory, in the layout the loaders read"
-    names = [n for n in (DOWNLOADS | MANUAL) if n != 'wikipedia'] if names == 'all' else ([names] if isinstance(names, str) else list(names))
-    if unknown := [n for n in names if n not in DOWNLOADS and n not in MANUAL]:
-        raise ValueError(f"unknown dataset(s) {unknown}; known: {', '.join([*DOWNLOADS, *MANUAL])}")
-    root = Path(dest or default_download_dir()).expanduser(); out = []
+    names, root, out = _download_names(names), Path(dest or default_download_dir()).expanduser(), []
     for n in names:
         if n in MANUAL: print(f"{n}: {MANUAL[n]}"); continue
         for d in DOWNLOADS[n]:
@@ -571,14 +575,14 @@ def download(names:str|list='all', # dataset names (keys of `DOWNLOADS`/`MANUAL`
 @call_parse
 def download_cli(datasets:str='all', # comma-separated names, or 'all' (everything except the 13 GB 'wikipedia')
                  dest:str=None, # data directory to fill (default: $ETC_NB_DATA, else data/raw/ of the checkout)
-                 force:bool=False, # fetch again even if the files exist
-                 dry_run:bool=False, # only print what would be fetched, and where
+                 force:store_true=False, # fetch again even if the files exist
+                 dry_run:store_true=False, # only print what would be fetched, and where
                 ):
     "Download the official benchmark files used by etc_nb (console script `etc_nb_download`)"
     names = 'all' if datasets == 'all' else [s.strip() for s in datasets.split(',') if s.strip()]
     if dry_run:
         root = Path(dest or default_download_dir())
-        for n in ([k for k in (DOWNLOADS | MANUAL) if k != 'wikipedia'] if names == 'all' else names):
+        for n in _download_names(names):
             for d in DOWNLOADS.get(n, []): print(f"{n}: {d.url} -> {', '.join(str(root/r) for r in d.files.values())}")
             if n in MANUAL: print(f"{n}: {MANUAL[n]}")
         return
