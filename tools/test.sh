@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash tools/install.sh
 . "${VENV:-.venv}/bin/activate"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONWARNINGS=ignore
+# nbdev_test runs two notebooks at a time on the two cores: one math thread each avoids oversubscription (measured 6x)
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
 
 echo "== nbdev_clean must be a no-op (notebooks committed clean)"
 nbdev_clean
