@@ -1,6 +1,6 @@
 """Retrieval benchmark (issue 5): etc_nb's sparse BM25 vs the rank_bm25 reference (and bm25s for scale), with scaling.
 
-    python benchmarks/retrieval.py                       # 10k / 100k / 300k / 1M passages, ~5-6 min on 2 shared cores
+    python benchmarks/retrieval.py                       # 10k / 100k / 300k / 1M passages, 3-6 min on 2 shared cores
     python benchmarks/retrieval.py --sizes 10000 100000  # quicker
 
 Corpus: the offline Wikipedia paragraphs (2Wiki HippoRAG corpus, HotpotQA train100 corpus, SQuAD 2.0 dev+test
@@ -10,11 +10,12 @@ real text; 10% of the time, or after a paragraph end, a fresh word is drawn by u
 sampled the same way from the real titles. The vocabulary and its Zipf shape are therefore real; the synthetic text is
 not. Questions: the 1,000 HippoRAG 2WikiMultihopQA dev questions.
 
-Measured, per size: index build time (analysis + matrices), peak RSS growth during the build, index size in memory and
-on disk, save and memory-mapped load time, batched throughput (search_many of all questions) and single-query latency
-(median over the questions). At --ref-size (100k): rank_bm25 (the reference backend) on a subsample of --ref-queries
-questions (it scores every passage in Python), its per-query median, the speedup, and the top-3 agreement on identical
-analysis; bm25s on one joint title+text field with the same analysis, for scale (it cannot do best_fields).
+Measured, per size: index build time (analysis + postings), peak RSS growth during the build, index size in memory and
+on disk, save and memory-mapped load time, throughput of search_many over all questions, and single-query latency
+(median over the first --single questions). At --ref-size (100k): rank_bm25 (the reference backend) on every 10th
+question (--ref-queries; it scores every passage in Python), its per-query median, the speedup, and the top-3
+agreement under identical analysis; at --agree-size (10k real passages) the agreement on all 1,000 questions; bm25s
+on one joint title+text field with the same analysis, for scale (it cannot do best_fields).
 
 Extrapolation to DPR's 21,015,324 passages: a log-log line through the points of >= 100k passages (>= 89% synthetic
 100-word passages, like DPR's; the 10k point is all real and its passages are shorter, ~37 vs ~69 postings each).
@@ -22,7 +23,7 @@ The synthetic vocabulary is closed (~39k terms), so every term's posting list gr
 latency that is an upper bound (Wikipedia's rare words stay rare), for the common question words it is about right.
 The last line printed is one JSON object.
 """
-import argparse, gc, json, os, shutil, statistics, sys, tempfile, threading, time
+import argparse, gc, json, os, statistics, sys, tempfile, threading, time
 from itertools import chain
 from pathlib import Path
 import numpy as np, psutil
@@ -150,6 +151,7 @@ def main():
     ap.add_argument('--sizes', type=int, nargs='+', default=[10_000, 100_000, 300_000, 1_000_000])
     ap.add_argument('--ref-size', type=int, default=100_000, help='corpus size for the rank_bm25 and bm25s comparisons')
     ap.add_argument('--ref-queries', type=int, default=100, help='questions timed with rank_bm25 (every 10th of the 1000)')
+    ap.add_argument('--agree-size', type=int, default=10_000, help='corpus size on which all questions are checked against rank_bm25')
     ap.add_argument('--single', type=int, default=300, help='questions timed one at a time for the latency median')
     a = ap.parse_args()
     t0 = time.perf_counter()
@@ -157,11 +159,15 @@ def main():
     qa = json.loads(find_data('2wikimultihopqa/hipporag_2wikimultihopqa_dev1000_questions.json').read_text())
     questions = [q['question'] for q in qa]
     text_model, title_model = Bigram(real.texts), Bigram(sorted(set(real.titles)), seed=1)
-    points, cmp = [], {}
+    points, cmp, agree_all = [], {}, {}
     for n in sorted(a.sizes):
         corpus, t_gen = timed(make_corpus, real, text_model, title_model, n)
         print(f'\n== {corpus.name} (generated in {t_gen:.1f} s)', flush=True)
         index, m = measure(corpus, questions, a.single); points.append(m); print(json.dumps(m), flush=True)
+        if n == a.agree_size:          # every question against rank_bm25 on a small, all-real corpus
+            full = reference(corpus, index, questions)
+            agree_all = dict(agree_all_passages=n, agree_all_questions=len(questions), top3_agreement_all=full['top3_agreement'],
+                             top3_agreement_all_up_to_ties=full['top3_agreement_up_to_ties']); print(json.dumps(agree_all), flush=True)
         if n == a.ref_size:
             sub = questions[::max(1, len(questions) // a.ref_queries)][:a.ref_queries]
             cmp = reference(corpus, index, sub) | bm25s_joint(corpus, index, questions); print(json.dumps(cmp), flush=True)
@@ -169,7 +175,7 @@ def main():
                         sparse_qps_search_many=m['qps_search_many'])
         del index, corpus; gc.collect()
     out = dict(benchmark='retrieval', corpus=f'{len(real)} real offline Wikipedia passages (2Wiki+HotpotQA+SQuAD, DPR 100-word split) '
-               'topped up with bigram-sampled synthetic passages', questions=len(questions), scaling=points)
+               'topped up with bigram-sampled synthetic passages', questions=len(questions), scaling=points, **agree_all)
     if cmp:
         out |= cmp
         out['speedup_vs_rank_bm25'] = round(cmp['rank_bm25_latency_ms_median'] / cmp['sparse_latency_ms_median'], 1)

