@@ -406,7 +406,7 @@ def received(self:Session, start:int|None=None, end:int|None=None, # key span (d
         v = torch.cat([v[..., :lo-start], torch.maximum(v[..., lo-start:], d)], -1)
     return v
 
-# %% ../nbs/05_engine.ipynb #e27bfeab
+# %% ../nbs/05_engine.ipynb #81eacf64
 @patch
 def _grow_text(self:Session)->str: # the piece the last token adds to `self.text`
     cur = self._text_now(); piece = cur[len(self.text):] if cur.startswith(self.text) else cur
@@ -420,7 +420,7 @@ def generate(self:Session, max_new_tokens:int=64, # stop after this many tokens
     "Generate token by token, yielding one `TokenStep` per new token"
     if isinstance(stop_strings, str): stop_strings = [stop_strings]
     if any(not s for s in stop_strings): raise ValueError("empty stop string")
-    self._gen += 1; gen = self._gen; self.new_ids, self.stop_reason = [], None
+    self._gen += 1; gen = self._gen; self.new_ids, self.stop_reason, self.eos_id = [], None, None
     if max_new_tokens <= 0: self.stop_reason = 'max_tokens'; return
     start = len(self.text)
     try:
