@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['attention_rows', 'last_attention', 'hook_last_layer', 'unhook_last_layer', 'last_layer_attention', 'eager_attentions',
-           'reference_processors', 'special_prefix', 'decode_after', 'token_pieces', 'GrowingLayer', 'fork_cache',
-           'crop_cache', 'Prefix', 'Engine', 'Session']
+           'reference_processors', 'special_prefix', 'GrowingLayer', 'fork_cache', 'crop_cache', 'Prefix', 'Engine',
+           'Session']
 
-# %% ../nbs/05_engine.ipynb #9b6e031d
+# %% ../nbs/05_engine.ipynb #d7698555
 import copy, sys
 from typing import Iterator
 import torch
@@ -18,7 +18,7 @@ from transformers.generation.logits_process import (LogitsProcessorList, MinPLog
                                                     TopKLogitsWarper, TopPLogitsWarper)
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 from fastcore.basics import patch
-from .signals import TokenStep, is_word_start, token_signals
+from .signals import TokenStep, is_word_start, token_pieces, token_signals
 
 # %% ../nbs/05_engine.ipynb #e3c29c8a
 def attention_rows(query:torch.Tensor, # (1, H, Lq, d) query states after RoPE/normalisation
@@ -136,28 +136,10 @@ def special_prefix(tok)->list: # ids the tokenizer puts before any text (BOS), e
     n = len(with_sp) - len(plain)
     return list(with_sp[:n]) if n > 0 and with_sp[n:n+len(plain)] == plain else []
 
-# %% ../nbs/05_engine.ipynb #39e5f085
+# %% ../nbs/05_engine.ipynb #6d15f3d6
 def _decode(tok, ids:list)->str:
     "Decoded text without a trailing incomplete UTF-8 character"
     return tok.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False).rstrip('\ufffd')
-
-def decode_after(tok, # a tokenizer
-                 before:list, # left-context ids (only the last 4 are used)
-                 ids:list, # the ids to decode
-                )->str: # text of `ids` as it reads after `before`, without a trailing incomplete character
-    "Decode `ids` in the context of the tokens before them (keeps SentencePiece's leading space)"
-    ctx = list(before)[-4:]
-    return _decode(tok, ctx + list(ids))[len(_decode(tok, ctx)):]
-
-def token_pieces(tok, # a tokenizer
-                 ids:list, # token ids
-                 before:list=(), # ids before them
-                )->list: # one text piece per id: their concatenation is `decode_after(tok, before, ids)`
-    "Text pieces of `ids`, decoded incrementally; a piece inside an unfinished UTF-8 character is ''"
-    out, done = [], ''
-    for i in range(len(ids)):
-        cur = decode_after(tok, before, ids[:i+1]); out.append(cur[len(done):]); done = cur
-    return out
 
 # %% ../nbs/05_engine.ipynb #483d13ef
 class GrowingLayer(DynamicLayer):
@@ -406,7 +388,7 @@ def received(self:Session, start:int|None=None, end:int|None=None, # key span (d
         v = torch.cat([v[..., :lo-start], torch.maximum(v[..., lo-start:], d)], -1)
     return v
 
-# %% ../nbs/05_engine.ipynb #81eacf64
+# %% ../nbs/05_engine.ipynb #7a16d0e4
 @patch
 def _grow_text(self:Session)->str: # the piece the last token adds to `self.text`
     cur = self._text_now(); piece = cur[len(self.text):] if cur.startswith(self.text) else cur
@@ -452,4 +434,4 @@ def rollback(self:Session, n_keep:int, # text-segment tokens to keep (given text
 @patch
 def pieces(self:Session, start:int, end:int)->list: # text piece of each token in [start, end)
     "Token texts of any span, decoded with their left context (e.g. to map the case's tokens to words)"
-    return token_pieces(self.engine.tok, self.ids[start:end], before=self.ids[max(0, start-4):start])
+    return token_pieces(self.engine.tok, self.ids[start:end], prefix=self.ids[max(0, start-8):start])
