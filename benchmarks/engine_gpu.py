@@ -98,5 +98,15 @@ timing(m32, 'fp32_timing')
 m16 = copy.deepcopy(m32).to(torch.bfloat16)
 parity(m16, 'bf16_parity', 2e-2)
 timing(m16, 'bf16_timing')
+if DEV == 'cuda' and not QUICK:   # a Llama-2-7B-shaped model (random bf16 weights): the per-token cost of the papers' models
+    del m32, m16; torch.cuda.empty_cache()
+    cfg7 = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32,
+                       max_position_embeddings=4096, rms_norm_eps=1e-5, vocab_size=len(tok), bos_token_id=None, eos_token_id=None,
+                       pad_token_id=tok.pad_token_id)
+    torch.set_default_dtype(torch.bfloat16)
+    with torch.device(DEV): m7 = LlamaForCausalLM(cfg7).eval()
+    torch.set_default_dtype(torch.float32); m7.generation_config.eos_token_id = None; m7.set_attn_implementation('sdpa')
+    parity(m7, 'bf16_7b_parity', 2e-2)
+    timing(m7, 'bf16_7b_timing')
 json.dump(res, open(os.path.join(os.environ.get('OUT', '.'), 'gpu.json'), 'w'), indent=1)
 print(json.dumps(res))
