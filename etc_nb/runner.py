@@ -137,7 +137,7 @@ def check_config(out:Path, cfg:dict):
         raise ValueError(f"{out} holds a run with different arguments ({'; '.join(d[:4])}{' ...' if len(d) > 4 else ''}): "
                          f"use another --out folder, or delete this one to start over")
 
-# %% ../nbs/13_runner.ipynb #bb987686
+# %% ../nbs/13_runner.ipynb #980b821b
 def summary_table(records:list)->pd.DataFrame:
     "Per method: n, EM, F1, efficiency counters per question (DRAGIN Table 3 / ETC Table 5), seconds per question"
     t = efficiency_table(records)
@@ -179,6 +179,9 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     questions = load_dataset(dataset, n=n, variant=variant, seed=seed)
     out = Path(out) if out else default_out(dataset, methods, n)
     check_config(out, run_config(loop, cfgs, questions, n, seed, debug))
+    c = loop.corpus
+    if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
+                       f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
     done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
     with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
         for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress)
