@@ -1,8 +1,8 @@
 # The two commands of the README quick start. Each installs what it needs into .venv first.
 .PHONY: demo test install readme
 
-demo: install          ## run the main job on the embedded defaults (bundled model, bundled data)
-	.venv/bin/etc_nb_smoke
+demo: install          ## the main job: ETC vs DRAGIN on 10 2WikiMultihopQA questions (bundled model, closed corpus), comparison table
+	.venv/bin/etc_nb_run --dataset 2wikimultihopqa --method etc,dragin --n 10 --out runs/demo
 
 test: install          ## the test command CI runs: nbdev_test over every notebook
 	bash tools/test.sh
