@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np, pandas as pd
 from fastcore.script import call_parse, store_true
 from tqdm.auto import tqdm
-from .core import cache_dir, project_root
+from .core import cache_dir, is_bundled, project_root
 from .corpus import Corpus, from_paragraphs
 from .data import DATASETS, Question, dataset_paragraphs, load_dataset
 from .engine import Engine
@@ -119,7 +119,8 @@ def method_configs(loop:Loop, # the loop (dataset, model)
 def run_config(loop:Loop, methods:dict, questions, n:int|None, seed:int|None, debug:bool)->dict:
     "Everything that identifies a run"
     p = loop.prompt
-    return dict(dataset=loop.dataset, variant=questions.variant, n=n, seed=seed, model=loop.model, corpus=loop.corpus,
+    bundled = {'data': 'bundled sample (data/bundled), not the benchmark'} if is_bundled(questions.path) else {}
+    return dict(dataset=loop.dataset, variant=questions.variant, **bundled, n=n, seed=seed, model=loop.model, corpus=loop.corpus,
                 prompt=dict(preset=p.preset, fewshot=p.fewshot, max_length=p.max_length), debug=debug,
                 methods={k: {**m.to_dict(), 'hash': m.hash} for k, m in methods.items()})
 
