@@ -54,8 +54,7 @@ def timing_table(records:list, # trace records
     col = lambda w: 'none' if np.isnan(w) else int(w) if w < max_words else 'later'
     fp['col'] = fp.word.map(col)
     cols = list(range(max_words)) + ['later', 'none']
-    t = pd.crosstab(fp.method, fp.col, normalize='index').reindex(index=methods, columns=cols, fill_value=0.)
-    return t.fillna(0.)
+    return pd.crosstab(fp.method, fp.col, normalize='index').reindex(index=methods, columns=cols, fill_value=0.)
 
 # %% ../nbs/16_analysis.ipynb #c8095ddc
 def first_chunk_words(record:dict, agg:str='max')->list: # the words of the question's first trigger chunk

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['project_root', 'results_dir', 'figures_dir', 'cache_dir', 'bundled_dir', 'data_dirs', 'find_data', 'is_bundled',
-           'load_nlp']
+           'benchmark_file', 'load_nlp']
 
 # %% ../nbs/00_core.ipynb #16f81a7a
 import os, sys, functools, importlib.util
@@ -59,6 +59,13 @@ def _bundled_notice(p:Path)->Path:
     return p
 
 def is_bundled(path:str|Path)->bool: return bundled_dir() in Path(path).parents
+
+def benchmark_file(rel:str|Path, # path relative to a data folder
+                  )->Path|None: # the file, or None if no data folder has it (the bundled sample does not count)
+    "A real dataset file: what tests that check a benchmark's counts ask for"
+    try: p = find_data(rel)
+    except FileNotFoundError: return None
+    return None if is_bundled(p) else p
 
 
 # %% ../nbs/00_core.ipynb #4531c01b

@@ -141,9 +141,9 @@ def check_config(out:Path, cfg:dict):
 # %% ../nbs/13_runner.ipynb #980b821b
 def summary_table(records:list)->pd.DataFrame:
     "Per method: n, EM, F1, efficiency counters per question (DRAGIN Table 3 / ETC Table 5), seconds per question"
-    t = efficiency_table(records)
-    t['s/q'] = pd.DataFrame(records).groupby('method', sort=False)['wall_s'].mean()
-    if any('acc' in r for r in records): t.insert(1, 'acc', pd.DataFrame(records).groupby('method', sort=False)['acc'].mean())
+    t, by = efficiency_table(records), pd.DataFrame(records).groupby('method', sort=False)
+    t['s/q'] = by['wall_s'].mean()
+    if any('acc' in r for r in records): t.insert(1, 'acc', by['acc'].mean())
     return t
 
 def _split_methods(method)->list:
