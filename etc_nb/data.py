@@ -281,9 +281,9 @@ def _order_answer(output:str)->str:
     if last not in ('yes', 'no'): raise ValueError(f"output does not end in yes/no: {output[-40:]!r}")
     return last
 
-def _match_question(instruction:str, by_text:dict, used:set)->int:
+def _match_question(instruction:str, by_text:dict, used:set, texts:list)->int: # texts: `by_text`'s keys, longest first
     "Row of the longest BIG-bench question contained in `instruction`, the next unused copy for duplicates"
-    text = next((t for t in sorted(by_text, key=len, reverse=True) if t in instruction), None)
+    text = next((t for t in texts if t in instruction), None)
     if text is None: raise ValueError("no BIG-bench question occurs in the instruction")
     free = [i for i in by_text[text] if i not in used]
     if not free: raise ValueError(f"BIG-bench question {text!r} is used more often than it occurs")
@@ -293,9 +293,10 @@ def _load_strategyqa_ordered(get):
     p, items, skipped = _load_strategyqa_bigbench(get)
     op = get(_SQA_ORDER); by_text, used, out = {}, set(), []
     for i, q in enumerate(items): by_text.setdefault(q.question, []).append(i)
+    texts = sorted(by_text, key=len, reverse=True)
     for label, r in _rows(_read_json(op)):
         try:
-            i = _match_question(r['instruction'], by_text, used)
+            i = _match_question(r['instruction'], by_text, used, texts)
             if _order_answer(r['output']) != items[i].answers[0]: raise ValueError(f"answer disagrees with BIG-bench row {i}")
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise DataError(f"{op}: row {label}: {type(e).__name__}: {e}") from e

@@ -403,6 +403,7 @@ def generate(self:Session, max_new_tokens:int=64, # stop after this many tokens
     if isinstance(stop_strings, str): stop_strings = [stop_strings]
     if any(not s for s in stop_strings): raise ValueError("empty stop string")
     self._gen += 1; gen = self._gen; self.new_ids, self.stop_reason, self.eos_id = [], None, None
+    longest = max(map(len, stop_strings), default=1)
     if max_new_tokens <= 0: self.stop_reason = 'max_tokens'; return
     start = len(self.text)
     try:
@@ -412,7 +413,7 @@ def generate(self:Session, max_new_tokens:int=64, # stop after this many tokens
             pos, prev = len(self.ids), self.text
             self.ids.append(tid); self.new_ids.append(tid); piece = self._grow_text()
             attn = self.rows[-1].cpu().numpy() if self.rows else None
-            tail = self.text[max(start, len(prev) - max(map(len, stop_strings), default=1) + 1):]
+            tail = self.text[max(start, len(prev) - longest + 1):]
             if any(s in tail for s in stop_strings): self.stop_reason = 'stop_string'
             elif k == max_new_tokens-1: self.stop_reason = 'max_tokens'
             yield TokenStep(tid, piece, is_word_start(piece, prev), ent, p, lp, pos, attn)

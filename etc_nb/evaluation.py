@@ -74,14 +74,18 @@ def _after_marker(text:str)->str|None:
 
 def _label(s:str, labels)->str: return next((l for l in labels if s[:len(l)].lower() == l), s.strip())
 
+_SPAN_END = ('</s>', '<|endoftext|>', '.')
+def _span(a, t): return '' if a is None else _strip_suffixes(a, _SPAN_END)
+def _yes_no(a, t): return '' if a is None else ('yes' if a[:3].lower() == 'yes' else 'no')
+
 EXTRACTORS = {
-    '2wikimultihopqa': lambda a, t: t if a is None else _strip_suffixes(a, ('</s>', '<|endoftext|>', '.')),
-    'hotpotqa': lambda a, t: '' if a is None else _strip_suffixes(a, ('</s>', '<|endoftext|>', '.')),
+    '2wikimultihopqa': lambda a, t: t if a is None else _strip_suffixes(a, _SPAN_END),
+    'hotpotqa': _span,
     'iirc': lambda a, t: '' if a is None else _strip_suffixes(a, ('</s>', '<|endoftext|>', '\n', '.')),
-    'strategyqa': lambda a, t: '' if a is None else ('yes' if a[:3].lower() == 'yes' else 'no'),
-    'bioasq': lambda a, t: '' if a is None else ('yes' if a[:3].lower() == 'yes' else 'no'),
+    'strategyqa': _yes_no,
+    'bioasq': _yes_no,
     'pubmedqa': lambda a, t: '' if a is None else _label(a, ('yes', 'no', 'maybe')),
-    'squad2': lambda a, t: '' if a is None else _strip_suffixes(a, ('</s>', '<|endoftext|>', '.')),
+    'squad2': _span,
 }
 
 def extract_answer(text:str, # the model's full output (chain of thought + answer)
@@ -142,7 +146,7 @@ def squad_v2_scores(predictions:dict, # question id -> predicted answer ('' = no
     for q in questions:
         golds = [a for a in q.answers if normalize_answer(a)] or ['']
         pred = predictions[q.id]
-        rows.append((bool(q.answers), max(float(normalize_answer(pred) == normalize_answer(g)) for g in golds),
+        rows.append((bool(q.answers), exact_match(pred, golds),
                      max(squad_f1(pred, g) for g in golds)))
     out = {}
     for key, sel in [('', rows), ('HasAns_', [r for r in rows if r[0]]), ('NoAns_', [r for r in rows if not r[0]])]:

@@ -22,7 +22,7 @@ from .query import (flare_masked_query, full_context_query, last_sentence_query,
                           question_query, question_tokens, span_weights)
 from .retrieval import Retriever, truncate_query
 from .signals import TokenStep, WordStream, split_sentences, steps_from_pieces
-from .triggers import TRIGGERS, Decision, Trigger, first_decision, make_trigger, paper_threshold
+from .triggers import TRIGGERS, Decision, Trigger, _norm, first_decision, make_trigger, paper_threshold
 
 # %% ../nbs/12_loop.ipynb #35acb526
 def configs_dir()->Path: # `data/configs/` of the checkout
@@ -87,8 +87,6 @@ class MethodConfig:
         return hashlib.blake2b(json.dumps(self.to_dict(), sort_keys=True).encode(), digest_size=6).hexdigest()
 
 # %% ../nbs/12_loop.ipynb #318c6c21
-def _norm(s:str)->str: return ''.join(c for c in s.lower() if c.isalnum())
-
 def _by_dataset(entry:dict|None, dataset:str):
     if entry is None: return None
     return entry.get(dataset, entry.get('*'))
@@ -201,10 +199,8 @@ def chunk_tokens(steps:list[TokenStep])->dict:
 def steps_from_chunk(chunk:dict, # a chunk record of a trace
                     )->list[TokenStep]:
     "The chunk's `TokenStep`s (without attention), exactly as the trigger saw them"
-    t, p0 = chunk['tokens'], chunk.get('pos0', -1)
-    ent, prob = np.asarray(t['entropy'], np.float32).astype(float), np.asarray(t['prob'], np.float32).astype(float)
-    return [TokenStep(i, x, bool(w), e, p, math.log(p) if p > 0 else -math.inf, p0 + k if p0 >= 0 else -1)
-            for k, (i, x, w, e, p) in enumerate(zip(t['id'], t['text'], t['word_start'], ent, prob))]
+    t, f64 = chunk['tokens'], lambda v: np.asarray(v, np.float32).astype(float)     # the float32 values the trace stores
+    return steps_from_pieces(t['text'], f64(t['entropy']), f64(t['prob']), t['id'], t['word_start'], chunk.get('pos0', -1))
 
 def _to_json(v): return [None if isinstance(x, float) and math.isnan(x) else x for x in np.asarray(v, dtype=float).tolist()]
 def _from_json(v): return np.array([np.nan if x is None else x for x in v], dtype=float)

@@ -90,8 +90,7 @@ def get_prompt(dataset:str, # a dataset name with a file in `prompts_dir()`, e.g
     if preset not in PRESETS: raise ValueError(f"unknown preset {preset!r}; one of {PRESETS}")
     p = Path(path) if path else prompts_dir()/f'{dataset}.json'
     if not p.exists():
-        have = sorted(f.stem for f in prompts_dir().glob('*.json'))
-        raise FileNotFoundError(f"no prompt file for {dataset!r} at {p}; available: {', '.join(have)}")
+        raise FileNotFoundError(f"no prompt file for {dataset!r} at {p}; available: {', '.join(prompt_datasets())}")
     d = json.loads(p.read_text(encoding='utf-8'))
     try:
         ex = tuple(Exemplar(**e) for e in d['exemplars'])

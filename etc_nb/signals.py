@@ -12,7 +12,8 @@ import math, os, re, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np, torch
-from .core import STOP_WORDS, load_nlp
+from spacy.lang.en.stop_words import STOP_WORDS
+from .core import load_nlp
 
 # %% ../nbs/01_signals.ipynb #f3d15b83
 def _check_logits(logits:torch.Tensor):
@@ -23,18 +24,17 @@ def _check_logits(logits:torch.Tensor):
 def token_entropy(logits:torch.Tensor, # (..., vocab) raw next-token logits, any float dtype
                  )->torch.Tensor: # (...) entropy in nats, float32
     "Entropy of the next-token distribution (ETC eq. 3) from raw logits"
-    x = logits.float(); _check_logits(x)
-    logp = torch.log_softmax(x, -1)
-    return -torch.where(logp.isneginf(), 0., logp.exp()*logp).sum(-1)
+    return _entropy(_log_probs(logits))
+
+def _log_probs(logits): x = logits.float(); _check_logits(x); return torch.log_softmax(x, -1)
+def _entropy(logp): return -torch.where(logp.isneginf(), 0., logp.exp()*logp).sum(-1)   # 0·log 0 = 0
 
 # %% ../nbs/01_signals.ipynb #ba9ee3a5
 def token_signals(logits:torch.Tensor, # (..., vocab) raw logits
                   ids:torch.Tensor, # (...) chosen token ids
                  )->tuple: # (entropy, prob, logprob), each (...) float32
     "Entropy, probability and log-probability of the chosen tokens, from one log-softmax"
-    x = logits.float(); _check_logits(x)
-    logp = torch.log_softmax(x, -1)
-    ent = -torch.where(logp.isneginf(), 0., logp.exp()*logp).sum(-1)
+    logp = _log_probs(logits); ent = _entropy(logp)
     lp = logp.gather(-1, ids.long().unsqueeze(-1)).squeeze(-1)
     return ent, lp.exp(), lp
 
@@ -135,11 +135,10 @@ class PosContent:
     "Content word by spaCy POS (NOUN/ADJ/VERB/PROPN/NUM, the released code), tagged with left context only"
     def __init__(self, tags:set=CONTENT_POS, # POS tags that make a content word
                  nlp=None): # a spaCy pipeline (default: the shared `load_nlp()`)
-        self.tags, self.nlp, self.calls = set(tags), nlp or load_nlp(), 0
+        self.tags, self.nlp = set(tags), nlp or load_nlp()
         self.off = [p for p in self.nlp.pipe_names if p not in ('tok2vec', 'tagger', 'attribute_ruler')]
     def __call__(self, text:str, left:str='')->bool:
         if not _has_alnum(text): return False
-        self.calls += 1
         doc, a, b = self.nlp(left + text, disable=self.off), len(left), len(left) + len(text)
         return any(t.pos_ in self.tags for t in doc if t.idx < b and t.idx + len(t) > a)
 

@@ -58,7 +58,7 @@ def release_differences(h, # content-word entropies
                        )->np.ndarray:
     "Differences as the ETC release computes them: a zero first difference counts as missing (notes §2.5)"
     h = _entropies(h); _check_order(order)
-    d1 = np.zeros_like(h); d1[1:] = h[1:] - h[:-1]
+    d1 = differences(h, 1)
     if order == 1: return d1
     j = _last_nonzero_before(d1)
     return np.where(j >= 0, d1 - d1[np.maximum(j, 0)], 0.)
