@@ -146,5 +146,5 @@ def smoke_cli(prompt:str="Question: Who was the director of the film Inception?\
               model:str=None, # model name or path (default: bundled SmolLM2-135M-Instruct)
              ):
     "Load the model, generate greedily for one prompt and print per-token entropies"
-    t0 = time.time(); m, tk = load_lm(model); print(f"model {model or DEFAULT_MODEL} loaded in {time.time()-t0:.1f}s on {m.device}")
+    t0 = time.time(); m, tk = load_lm(model); print(f"model {model_name(model)} loaded in {time.time()-t0:.1f}s on {m.device}")
     print(f"prompt: {prompt!r}"); print_smoke(smoke(prompt, n, m, tk))
