@@ -4,12 +4,13 @@
 
 # %% auto #0
 __all__ = ['SWEEP_TARGETS', 'closed_corpus', 'bm25_retriever', 'dense_retriever', 'corpus_info', 'get_engine', 'get_loop',
-           'read_traces', 'method_configs', 'run_config', 'check_config', 'summary_table', 'default_out', 'run',
-           'run_cli', 'cli_command', 'trace_html', 'trace_text', 'Trace', 'answer', 'held_out', 'sweep',
-           'pick_threshold']
+           'read_traces', 'method_configs', 'run_config', 'check_config', 'summary_table', 'answer_questions',
+           'default_out', 'run', 'run_cli', 'cli_command', 'trace_html', 'trace_text', 'Trace', 'answer', 'held_out',
+           'sweep', 'pick_threshold']
 
 # %% ../nbs/13_runner.ipynb #596d895f
 import functools, html, json, os, shutil
+from typing import Iterator
 from pathlib import Path
 import numpy as np, pandas as pd
 from fastcore.script import call_parse, store_true
@@ -147,12 +148,20 @@ def _split_methods(method)->list:
     if not ms: raise ValueError("no method given")
     return ms
 
+def answer_questions(loop:Loop, # the loop (engine, prompt, retrievers)
+                     m:MethodConfig, # a resolved method
+                     questions:list, # `Question`s to answer
+                     debug:bool=False, # store each chunk's prompt
+                    )->Iterator[dict]: # one trace per question (each carries its `qid`)
+    "Answer questions with one method, yielding each trace as it completes (the unit the runner and its workers share)"
+    for q in questions: yield loop(q, m, debug=debug)
+
 def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, progress:bool):
     todo = [q for q in questions if (m.name, q.id) not in done]
     stats = np.zeros(3); k = 0
-    bar = tqdm(todo, desc=f"{m.name} ({len(questions) - len(todo)} done)", disable=not progress, leave=False)
-    for q in bar:
-        tr = loop(q, m, debug=debug)
+    bar = tqdm(total=len(todo), desc=f"{m.name} ({len(questions) - len(todo)} done)", disable=not progress, leave=False)
+    for tr in answer_questions(loop, m, todo, debug):
+        bar.update()
         f.write(json.dumps(tr) + '\n'); f.flush()
         k += 1; stats += [tr['em'] or 0., tr['f1'] or 0., tr['counters']['retrievals']]
         bar.set_postfix(EM=f"{stats[0]/k:.3f}", F1=f"{stats[1]/k:.3f}", R=f"{stats[2]/k:.2f}")
