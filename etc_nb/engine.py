@@ -233,17 +233,19 @@ class Engine:
 
     def __repr__(self): return f"Engine({type(self.model).__name__}, attention={self.attention!r}, mode={self.mode!r})"
 
-# %% ../nbs/05_engine.ipynb #e0a1a29d
+# %% ../nbs/05_engine.ipynb #a6b243b1
 class Session:
     "One question's decoding state: token ids, segment bounds, KV cache, attention rows, text so far"
     def __init__(self, engine:Engine, prefix:Prefix, case:str='', context:str='', text:str|list=''):
         if prefix._model is not engine.model: raise ValueError("this prefix was encoded by another model")
         self.engine, self.prefix, P = engine, prefix, len(prefix.ids)
-        self.ids, self.cache, self.n_cached = list(prefix.ids), fork_cache(prefix.cache), P
+        self.ids, self.cache, self.n_cached = list(prefix.ids), self._fork(prefix), P
         self.rows, self.head_rows = [], []          # attention rows of positions P, P+1, ..., n_cached-1
         self.recv = self.diag = self.recv_heads = self.diag_heads = None
         self.logits, self.stop_reason, self.eos_id, self.new_ids, self._gen = None, None, None, [], 0
         self.update(case=case, context=context, text=text)
+
+    def _fork(self, prefix:Prefix)->DynamicCache: return fork_cache(prefix.cache)   # the batched engine keeps it in a slot
 
     @property
     def segments(self)->dict: # name -> (start, end) positions; 'text' ends at the last (pending) token
@@ -263,7 +265,8 @@ class Session:
 
     def _reset(self, new:list):
         "Make `new` the token sequence, keeping the cache and rows of its longest common prefix with the current one"
-        P, lim = len(self.prefix.ids), min(self.n_cached, len(new)-1)
+        unchanged = new == self.ids and self.n_cached == len(new)  # all ran: the last pass's logits still hold
+        P, lim = len(self.prefix.ids), len(new) if unchanged else min(self.n_cached, len(new)-1)
         c = P
         while c < lim and self.ids[c] == new[c]: c += 1
         self._gen += 1; self.ids, self.new_ids, self.stop_reason = list(new), [], None
@@ -388,7 +391,7 @@ def received(self:Session, start:int|None=None, end:int|None=None, # key span (d
         v = torch.cat([v[..., :lo-start], torch.maximum(v[..., lo-start:], d)], -1)
     return v
 
-# %% ../nbs/05_engine.ipynb #7a16d0e4
+# %% ../nbs/05_engine.ipynb #4680643f
 @patch
 def _grow_text(self:Session)->str: # the piece the last token adds to `self.text`
     cur = self._text_now(); piece = cur[len(self.text):] if cur.startswith(self.text) else cur
@@ -412,10 +415,11 @@ def generate(self:Session, max_new_tokens:int=64, # stop after this many tokens
             if tid in self.engine.eos: self.stop_reason, self.eos_id = 'eos', tid; return
             pos, prev = len(self.ids), self.text
             self.ids.append(tid); self.new_ids.append(tid); piece = self._grow_text()
-            attn = self.rows[-1].cpu().numpy() if self.rows else None
             tail = self.text[max(start, len(prev) - longest + 1):]
             if any(s in tail for s in stop_strings): self.stop_reason = 'stop_string'
             elif k == max_new_tokens-1: self.stop_reason = 'max_tokens'
+            self._forward()                            # feed the token: its own row now, the next distribution for later
+            attn = self.rows[-1].cpu().numpy() if self.engine.hooked is not None else None
             yield TokenStep(tid, piece, is_word_start(piece, prev), ent, p, lp, pos, attn)
             if gen != self._gen: raise RuntimeError("the session changed while this generator was paused")
             if self.stop_reason: return

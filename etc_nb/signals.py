@@ -7,7 +7,7 @@ __all__ = ['AGGREGATIONS', 'CLITICS', 'CONTENT_POS', 'ABBREVIATIONS', 'CLOSERS',
            'is_punct', 'is_word_start', 'token_pieces', 'steps_from_pieces', 'aggregate', 'stopword_content',
            'PosContent', 'content_mask', 'closes_sentence', 'Word', 'WordStream', 'group_words', 'split_sentences']
 
-# %% ../nbs/01_signals.ipynb #17a83983
+# %% ../nbs/01_signals.ipynb #8a8260da
 import math, os, re, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
@@ -15,7 +15,7 @@ import numpy as np, torch
 from spacy.lang.en.stop_words import STOP_WORDS
 from .core import load_nlp
 
-# %% ../nbs/01_signals.ipynb #f3d15b83
+# %% ../nbs/01_signals.ipynb #7442625f
 def _check_logits(logits:torch.Tensor):
     if torch.isnan(logits).any() or torch.isposinf(logits).any():
         raise ValueError("logits contain NaN or +inf: the forward pass is numerically broken (check dtype/overflow)")
@@ -29,7 +29,7 @@ def token_entropy(logits:torch.Tensor, # (..., vocab) raw next-token logits, any
 def _log_probs(logits): x = logits.float(); _check_logits(x); return torch.log_softmax(x, -1)
 def _entropy(logp): return -torch.where(logp.isneginf(), 0., logp.exp()*logp).sum(-1)   # 0·log 0 = 0
 
-# %% ../nbs/01_signals.ipynb #ba9ee3a5
+# %% ../nbs/01_signals.ipynb #94272522
 def token_signals(logits:torch.Tensor, # (..., vocab) raw logits
                   ids:torch.Tensor, # (...) chosen token ids
                  )->tuple: # (entropy, prob, logprob), each (...) float32
@@ -38,7 +38,7 @@ def token_signals(logits:torch.Tensor, # (..., vocab) raw logits
     lp = logp.gather(-1, ids.long().unsqueeze(-1)).squeeze(-1)
     return ent, lp.exp(), lp
 
-# %% ../nbs/01_signals.ipynb #b282b204
+# %% ../nbs/01_signals.ipynb #6acc6733
 @dataclass
 class TokenStep:
     "Everything known about one generated token after its forward pass"
@@ -49,7 +49,7 @@ class TokenStep:
     prob:float         # probability of the chosen token
     logprob:float      # log-probability of the chosen token
     pos:int = -1       # absolute position in the model's sequence
-    attn:np.ndarray|None = field(default=None, repr=False) # last-layer attention row over positions [0, pos)
+    attn:np.ndarray|None = field(default=None, repr=False) # the token's own last-layer attention row, over positions [0, pos]
 
 # %% ../nbs/01_signals.ipynb #b9c3ace6
 def is_punct(ch:str)->bool: # a single character
@@ -130,7 +130,7 @@ def stopword_content(text:str, # the word's text (may carry leading whitespace)
     if (core[0] in _APOS or left[-1:] in tuple(_APOS)) and core.lstrip(_APOS).lower() in CLITICS: return False
     return core.lower() not in STOP_WORDS
 
-# %% ../nbs/01_signals.ipynb #17685dda
+# %% ../nbs/01_signals.ipynb #2293e58c
 class PosContent:
     "Content word by spaCy POS (NOUN/ADJ/VERB/PROPN/NUM, the released code), tagged with left context only"
     def __init__(self, tags:set=CONTENT_POS, # POS tags that make a content word

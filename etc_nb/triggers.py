@@ -176,16 +176,17 @@ def _etc_aggregates(self:ETC)->dict:
 
 ETC._fire_at, ETC._word_attention, ETC.aggregates = _etc_fire_at, _etc_word_attention, _etc_aggregates
 
-# %% ../nbs/04_triggers.ipynb #b7170680
+# %% ../nbs/04_triggers.ipynb #2e5fc2fe
 def _split_row(s:TokenStep)->tuple:
-    "(row over [0, pos), attention to itself) from a step's attention"
+    "(row over [0, pos), attention to itself) from a step's own attention row over [0, pos]"
     if s.attn is None: raise ValueError("this trigger needs attention: TokenStep.attn is None (ask the engine for attention rows, "
                                         "or replay a trace with first_decision(trigger, steps, **stored_aggregates))")
     if s.pos < 0: raise ValueError("attention rows need TokenStep.pos (the token's absolute position)")
     row = np.asarray(s.attn, dtype=np.float64)
-    if len(row) == s.pos + 1: return row[:-1], float(row[-1])
-    if len(row) == s.pos: return row, max(0., 1. - float(row.sum()))
-    raise ValueError(f"attention row has {len(row)} entries for a token at position {s.pos}: expected {s.pos} (or {s.pos + 1})")
+    if len(row) != s.pos + 1:
+        raise ValueError(f"attention row has {len(row)} entries for a token at position {s.pos}: expected its own row over "
+                         f"[0, {s.pos}], {s.pos + 1} entries")
+    return row[:-1], float(row[-1])
 
 class ChunkAttention:
     "Per-token attention aggregates of one chunk, updated as rows arrive"
