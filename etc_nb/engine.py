@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['attention_rows', 'last_attention', 'hook_last_layer', 'unhook_last_layer', 'last_layer_attention', 'eager_attentions',
            'reference_processors', 'special_prefix', 'GrowingLayer', 'fork_cache', 'crop_cache', 'Prefix', 'Engine',
-           'Session']
+           'Session', 'choose_signals']
 
 # %% ../nbs/05_engine.ipynb #d7698555
 import copy, sys
@@ -282,7 +282,7 @@ class Session:
     def __repr__(self):
         return f"Session({', '.join(f'{k}={b-a}' for k, (a, b) in self.segments.items())} tokens, text={self.text!r})"
 
-# %% ../nbs/05_engine.ipynb #e1c39a0c
+# %% ../nbs/05_engine.ipynb #f87810ab
 @patch
 @torch.inference_mode()
 def _forward(self:Session)->torch.Tensor: # (vocab,) logits of the last position
@@ -301,15 +301,20 @@ def _forward(self:Session)->torch.Tensor: # (vocab,) logits of the last position
 
 @patch
 @torch.inference_mode()
-def _choose(self:Session, logits:torch.Tensor)->list: # [id, entropy, prob, logprob] as Python numbers
+def _choose(self:Session, logits:torch.Tensor)->list: # [id, entropy, prob, logprob, margin] as Python numbers
     "Pick the next token (arg-max, or a sample of the processed scores) and read its signals"
     e = self.engine; x = logits.float()[None]
-    if e.processors is None: tid = x.argmax(-1)
-    else:
-        x = e.processors(None, x)                      # warpers read only the scores
-        tid = torch.multinomial(torch.softmax(x, -1), 1, generator=e.rng)[:, 0]
-    ent, p, lp = token_signals(x[0], tid[0])
-    return torch.stack([tid[0].double(), ent.double(), p.double(), lp.double()]).tolist()
+    if e.processors is None: return choose_signals(x)[0].tolist()
+    x = e.processors(None, x)                                      # warpers read only the scores
+    return choose_signals(x, torch.multinomial(torch.softmax(x, -1), 1, generator=e.rng)[:, 0])[0].tolist()
+
+def choose_signals(x:torch.Tensor, # (b, vocab) scores (raw logits, or processed scores when sampling)
+                   ids:torch.Tensor|None=None, # (b,) chosen ids (default: the arg-max of each row)
+                  )->torch.Tensor: # (b, 5) float64: id, entropy, prob, logprob, margin (top-1 minus top-2 score)
+    "Each row's chosen token and its signals as one tensor, so a step brings them to the host in one transfer"
+    x = x.float(); ids = x.argmax(-1) if ids is None else ids
+    ent, p, lp = token_signals(x, ids); top = torch.topk(x, 2, -1).values
+    return torch.stack([ids.double(), ent.double(), p.double(), lp.double(), (top[:, 0] - top[:, 1]).double()], -1)
 
 # %% ../nbs/05_engine.ipynb #c01ca190
 @patch
@@ -391,7 +396,7 @@ def received(self:Session, start:int|None=None, end:int|None=None, # key span (d
         v = torch.cat([v[..., :lo-start], torch.maximum(v[..., lo-start:], d)], -1)
     return v
 
-# %% ../nbs/05_engine.ipynb #4680643f
+# %% ../nbs/05_engine.ipynb #8ac66291
 @patch
 def _grow_text(self:Session)->str: # the piece the last token adds to `self.text`
     cur = self._text_now(); piece = cur[len(self.text):] if cur.startswith(self.text) else cur
@@ -411,7 +416,7 @@ def generate(self:Session, max_new_tokens:int=64, # stop after this many tokens
     start = len(self.text)
     try:
         for k in range(max_new_tokens):
-            tid, ent, p, lp = self._choose(self._forward()); tid = int(tid)
+            tid, ent, p, lp, margin = self._choose(self._forward()); tid = int(tid)
             if tid in self.engine.eos: self.stop_reason, self.eos_id = 'eos', tid; return
             pos, prev = len(self.ids), self.text
             self.ids.append(tid); self.new_ids.append(tid); piece = self._grow_text()
@@ -420,7 +425,7 @@ def generate(self:Session, max_new_tokens:int=64, # stop after this many tokens
             elif k == max_new_tokens-1: self.stop_reason = 'max_tokens'
             self._forward()                            # feed the token: its own row now, the next distribution for later
             attn = self.rows[-1].cpu().numpy() if self.engine.hooked is not None else None
-            yield TokenStep(tid, piece, is_word_start(piece, prev), ent, p, lp, pos, attn)
+            yield TokenStep(tid, piece, is_word_start(piece, prev), ent, p, lp, pos, attn, margin)
             if gen != self._gen: raise RuntimeError("the session changed while this generator was paused")
             if self.stop_reason: return
     except GeneratorExit:

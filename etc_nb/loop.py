@@ -190,13 +190,13 @@ def lrag_context(question, # the question (str or `Question`)
     lines = lrag_prompt(question, summary, chunks).split('\n')
     return '\n'.join(lines[:-2]) + '\n' if len(lines) > 2 else ''
 
-# %% ../nbs/12_loop.ipynb #10bc9293
+# %% ../nbs/12_loop.ipynb #23a98cdc
 def _f32(values)->list: return [float(x) for x in np.asarray(values, dtype=np.float32).astype(str)]
 
 def chunk_tokens(steps:list[TokenStep])->dict:
-    "Compact columns of a chunk's tokens: id, text, word_start, entropy, prob"
+    "Compact columns of a chunk's tokens: id, text, word_start, entropy, prob, margin (top-1 minus top-2 score)"
     return dict(id=[s.id for s in steps], text=[s.text for s in steps], word_start=[int(s.word_start) for s in steps],
-                entropy=_f32([s.entropy for s in steps]), prob=_f32([s.prob for s in steps]))
+                entropy=_f32([s.entropy for s in steps]), prob=_f32([s.prob for s in steps]), margin=_f32([s.margin for s in steps]))
 
 def steps_from_chunk(chunk:dict, # a chunk record of a trace
                     )->list[TokenStep]:

@@ -4,17 +4,18 @@
 
 # %% auto #0
 __all__ = ['SWEEP_TARGETS', 'closed_corpus', 'bm25_retriever', 'dense_retriever', 'corpus_info', 'get_engine', 'get_loop',
-           'read_traces', 'method_configs', 'run_config', 'check_config', 'summary_table', 'answer_questions',
-           'default_out', 'run', 'run_cli', 'cli_command', 'trace_html', 'trace_text', 'Trace', 'answer', 'held_out',
-           'sweep', 'pick_threshold']
+           'read_traces', 'method_configs', 'run_config', 'check_config', 'summary_table', 'default_batch_size',
+           'answer_questions', 'default_out', 'run', 'run_cli', 'cli_command', 'trace_html', 'trace_text', 'Trace',
+           'answer', 'held_out', 'sweep', 'pick_threshold']
 
-# %% ../nbs/13_runner.ipynb #596d895f
-import functools, html, json, os, shutil
+# %% ../nbs/13_runner.ipynb #df8748d9
+import functools, html, json, os, shutil, time
 from typing import Iterator
 from pathlib import Path
-import numpy as np, pandas as pd
+import numpy as np, pandas as pd, torch
 from fastcore.script import call_parse, store_true
 from tqdm.auto import tqdm
+from .batch import answer_batched
 from .core import cache_dir, is_bundled, project_root
 from .corpus import Corpus, from_paragraphs
 from .data import DATASETS, Question, dataset_paragraphs, load_dataset, _variant as dataset_variant
@@ -25,7 +26,7 @@ from .loop import METHODS, Loop, MethodConfig, method_config, method_definitions
 from .prompts import get_prompt
 from .retrieval import BM25Index, CachedRetriever, DenseIndex
 
-# %% ../nbs/13_runner.ipynb #50960b0b
+# %% ../nbs/13_runner.ipynb #ae739c1b
 def _variant(dataset:str, variant:str|None)->str: return dataset_variant(dataset, variant)[1]
 
 def closed_corpus(dataset:str, # a dataset name, e.g. '2wikimultihopqa'
@@ -57,7 +58,7 @@ def dense_retriever(corpus:Corpus)->CachedRetriever:
 
 def corpus_info(corpus:Corpus)->dict: return dict(name=corpus.name, fingerprint=corpus.fingerprint, size=len(corpus))
 
-# %% ../nbs/13_runner.ipynb #a9178867
+# %% ../nbs/13_runner.ipynb #fdcc5629
 @functools.cache
 def _engine(model:str)->Engine: return Engine(*load_lm(model))
 
@@ -98,7 +99,7 @@ def read_traces(path:str|Path, # a traces.jsonl file (missing: no records)
     if len(set(keys)) != len(keys): raise ValueError(f"{path}: a (method, qid) is recorded twice")
     return records
 
-# %% ../nbs/13_runner.ipynb #35f8c28e
+# %% ../nbs/13_runner.ipynb #2cd52324
 def _applies(key:str, name:str)->bool:
     d = method_definitions()[name]
     return key in trigger_params(d['trigger']) or (key == 'top_n' and d.get('query') == 'qfs') or key in MethodConfig.__dataclass_fields__
@@ -135,7 +136,7 @@ def check_config(out:Path, cfg:dict):
         raise ValueError(f"{out} holds a run with different arguments ({'; '.join(d[:4])}{' ...' if len(d) > 4 else ''}): "
                          f"use another --out folder, or delete this one to start over")
 
-# %% ../nbs/13_runner.ipynb #980b821b
+# %% ../nbs/13_runner.ipynb #1278013c
 def summary_table(records:list)->pd.DataFrame:
     "Per method: n, EM, F1, efficiency counters per question (DRAGIN Table 3 / ETC Table 5), seconds per question"
     t, by = efficiency_table(records), pd.DataFrame(records).groupby('method', sort=False)
@@ -148,23 +149,35 @@ def _split_methods(method)->list:
     if not ms: raise ValueError("no method given")
     return ms
 
+def default_batch_size(device=None)->int: # 32 on CUDA, 8 on a CPU
+    "Questions decoded together by default (`05a_batch`; measured in `benchmarks/throughput.py`)"
+    return 32 if str(device or ('cuda' if torch.cuda.is_available() else 'cpu')).startswith('cuda') else 8
+
 def answer_questions(loop:Loop, # the loop (engine, prompt, retrievers)
                      m:MethodConfig, # a resolved method
                      questions:list, # `Question`s to answer
                      debug:bool=False, # store each chunk's prompt
-                    )->Iterator[dict]: # one trace per question (each carries its `qid`)
+                     batch_size:int=1, # questions decoded together (1: one at a time, the sequential loop)
+                    )->Iterator[dict]: # one trace per question (each carries its `qid`), in completion order
     "Answer questions with one method, yielding each trace as it completes (the unit the runner and its workers share)"
+    if batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if batch_size > 1 and len(questions) > 1: yield from answer_batched(loop, m, questions, min(batch_size, len(questions)), debug); return
     for q in questions: yield loop(q, m, debug=debug)
 
-def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, progress:bool):
+def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, progress:bool, batch_size:int=1):
     todo = [q for q in questions if (m.name, q.id) not in done]
-    stats = np.zeros(3); k = 0
-    bar = tqdm(total=len(todo), desc=f"{m.name} ({len(questions) - len(todo)} done)", disable=not progress, leave=False)
-    for tr in answer_questions(loop, m, todo, debug):
-        bar.update()
+    stats = np.zeros(4); k = 0; t0 = time.perf_counter()
+    bar = tqdm(total=len(todo), desc=f"{m.name} ({len(questions) - len(todo)} done)", disable=not progress, leave=False, unit='q')
+    for tr in answer_questions(loop, m, todo, debug, batch_size):
         f.write(json.dumps(tr) + '\n'); f.flush()
-        k += 1; stats += [tr['em'] or 0., tr['f1'] or 0., tr['counters']['retrievals']]
-        bar.set_postfix(EM=f"{stats[0]/k:.3f}", F1=f"{stats[1]/k:.3f}", R=f"{stats[2]/k:.2f}")
+        k += 1; stats += [tr['em'] or 0., tr['f1'] or 0., tr['counters']['retrievals'], tr['counters']['tokens']]
+        bar.update(); bar.set_postfix(EM=f"{stats[0]/k:.3f}", F1=f"{stats[1]/k:.3f}", R=f"{stats[2]/k:.2f}",
+                                      tok_s=f"{stats[3]/(time.perf_counter() - t0):.0f}")
+
+def _in_run_order(records:list, cfgs:dict, questions)->list:
+    "Records sorted by method, then question order (batched runs write them in completion order)"
+    mi, qi = {m: i for i, m in enumerate(cfgs)}, {q.id: i for i, q in enumerate(questions)}
+    return sorted(records, key=lambda r: (mi.get(r['method'], len(mi)), qi.get(r['qid'], len(qi))))
 
 def default_out(dataset:str, methods:list, n:int|None)->Path: return project_root()/'runs'/f"{dataset}_{'-'.join(methods)}_n{n}"
 
@@ -177,6 +190,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         seed:int|None=None, # None: the first n questions; an int: a seeded sample (in file order)
         debug:bool=False, # store each chunk's prompt in the traces (large)
         progress:bool=True, # tqdm progress bars
+        batch_size:int|None=None, # questions decoded together (None: `default_batch_size()`; 1: one at a time)
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
@@ -190,12 +204,12 @@ def run(dataset:str='2wikimultihopqa', # dataset name
                        f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
     done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
     with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
-        for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress)
-    table = summary_table(read_traces(out/'traces.jsonl'))
+        for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, batch_size or default_batch_size(loop.engine.device))
+    table = summary_table(_in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))
     table.to_csv(out/'summary.csv')
     return table
 
-# %% ../nbs/13_runner.ipynb #8b85f1ea
+# %% ../nbs/13_runner.ipynb #0a213672
 @call_parse
 def run_cli(dataset:str='2wikimultihopqa', # dataset name
             method:str='etc', # method(s), comma-separated: wo_rag, single_rag, fl_rag, fs_rag, flare, flare_dragin, dragin, dragin_official, etc, etc_1st, etc_fixed, etc_no_smoothing, etc_release, lrag
@@ -210,10 +224,11 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
             top_n:int=None, # QFS top-n tokens
             max_retrievals:int=None, # retrieval cap per question
             debug:store_true=False, # store prompts in the traces
+            batch_size:int=None, # questions decoded together (default: 8 on a CPU, 32 on CUDA; 1: one at a time)
            ):
     "Run dynamic-RAG methods on a dataset slice; resumable; prints the summary table (console script `etc_nb_run`)"
     over = {k: v for k, v in dict(alpha=alpha, theta=theta, tau=tau, top_n=top_n, max_retrievals=max_retrievals).items() if v is not None}
-    table = run(dataset, method, n, model, out, variant, seed, debug, **over)
+    table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
 
 # %% ../nbs/13_runner.ipynb #5f9c839f
@@ -289,7 +304,7 @@ def answer(question, # a question string, or a `Question` (with golds: scored)
     tr = Trace(loop(question, loop.method(method, **overrides), debug))
     return tr['answer'].strip(), tr
 
-# %% ../nbs/13_runner.ipynb #4ffd12ba
+# %% ../nbs/13_runner.ipynb #c94da087
 SWEEP_TARGETS = {'etc': 1.43, 'etc_release': 1.43, 'dragin': 2.67, 'dragin_official': 2.67, 'flare_dragin': 1.21, 'lrag': 0.74}
 
 def held_out(dataset:str='2wikimultihopqa', n:int=20, start:int=500, variant:str|None=None)->list:
@@ -302,7 +317,8 @@ def sweep(method:str, # a method with a threshold
           values:list, # threshold values to try
           questions:list, # tuning questions (e.g. `held_out()`)
           dataset:str='2wikimultihopqa', model:str|None=None, progress:bool=True,
-         )->pd.DataFrame: # per value: EM, F1, retrievals per question, seconds per question
+          batch_size:int=1, # questions decoded together (`answer_questions`)
+         )->pd.DataFrame: # per value: EM, F1, retrievals per question, seconds per question (wall time / questions)
     "Run one method with each threshold on tuning questions"
     key = threshold_param(method_definitions()[method]['trigger'])
     if key is None: raise ValueError(f"{method} has no threshold to sweep")
@@ -310,9 +326,9 @@ def sweep(method:str, # a method with a threshold
     rows = []
     for v in tqdm(values, desc=f"{method} {key}", disable=not progress):
         m = loop.method(method, **{key: v})
-        trs = [loop(q, m) for q in questions]
+        t0 = time.perf_counter(); trs = list(answer_questions(loop, m, questions, batch_size=batch_size))
         rows.append(dict(method=method, param=key, value=v, EM=np.mean([t['em'] for t in trs]), F1=np.mean([t['f1'] for t in trs]),
-                         retrievals=np.mean([t['counters']['retrievals'] for t in trs]), s_per_q=np.mean([t['wall_s'] for t in trs])))
+                         retrievals=np.mean([t['counters']['retrievals'] for t in trs]), s_per_q=(time.perf_counter() - t0) / len(trs)))
     return pd.DataFrame(rows)
 
 def pick_threshold(table:pd.DataFrame, # one method's `sweep` rows

@@ -38,7 +38,7 @@ def token_signals(logits:torch.Tensor, # (..., vocab) raw logits
     lp = logp.gather(-1, ids.long().unsqueeze(-1)).squeeze(-1)
     return ent, lp.exp(), lp
 
-# %% ../nbs/01_signals.ipynb #6acc6733
+# %% ../nbs/01_signals.ipynb #339fd505
 @dataclass
 class TokenStep:
     "Everything known about one generated token after its forward pass"
@@ -50,6 +50,7 @@ class TokenStep:
     logprob:float      # log-probability of the chosen token
     pos:int = -1       # absolute position in the model's sequence
     attn:np.ndarray|None = field(default=None, repr=False) # the token's own last-layer attention row, over positions [0, pos]
+    margin:float = float('nan') # top-1 minus top-2 score of that distribution (how close a greedy choice was to a tie)
 
 # %% ../nbs/01_signals.ipynb #b9c3ace6
 def is_punct(ch:str)->bool: # a single character

@@ -1,0 +1,104 @@
+#!/usr/bin/env python
+"""Throughput of the batched dynamic-RAG loop (`etc_nb.batch`) against the sequential one, with record parity.
+
+    python benchmarks/throughput.py                 # CPU: 100 2WikiMultihopQA questions x {etc, dragin}, B = 1, 4, 8, 16, 32
+    python benchmarks/throughput.py --quick         # about a minute: 2 questions, B = 1, 2 (what CI runs)
+    python benchmarks/throughput.py --device cuda   # decode tokens/s at B = 1, 8, 32 on a random Llama-2-7B-shaped bf16
+                                                    # model vs HF `generate` with a static cache (--quick: tiny model, CPU)
+
+CPU mode: the same questions through the sequential runner (B = 1) and the batched runner at each B, in one run; per B
+questions/hour, seconds and peak RSS; then `identical_fraction` (share of (question, method) records whose prediction,
+token ids, retrieval events, queries and passages equal the sequential run's), and the divergences, each *explained*
+when it starts at a token whose top-1 minus top-2 logit in the sequential run is below 1e-3 (`etc_nb.batch.compare_runs`).
+Prints one JSON line last (also written to $OUT/throughput.json when OUT is set).
+"""
+import argparse, json, os, resource, sys, time
+here = os.path.dirname(os.path.abspath(__file__)); sys.path[:0] = [os.path.dirname(here)]
+import torch
+
+def peak_rss_gb()->float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+def cpu_mode(n:int, batches:list, methods:list)->dict:
+    from etc_nb.batch import compare_runs
+    from etc_nb.data import load_dataset
+    from etc_nb.runner import answer_questions, get_loop
+    loop, qs = get_loop('2wikimultihopqa'), list(load_dataset('2wikimultihopqa', n=n))
+    runs, out = {}, dict(questions=n, methods=methods, threads=torch.get_num_threads(), per_batch={})
+    for B in batches:
+        t0 = time.perf_counter(); recs = []
+        for name in methods: recs += list(answer_questions(loop, loop.method(name), qs, batch_size=B))
+        wall = time.perf_counter() - t0; runs[B] = recs
+        row = dict(wall_s=round(wall, 1), questions_per_hour=round(3600 * len(recs) / wall),
+                   tokens_per_s=round(sum(r['counters']['tokens'] for r in recs) / wall, 1), peak_rss_gb=round(peak_rss_gb(), 2))
+        if B != batches[0]:
+            cmp = compare_runs(runs[batches[0]], recs)
+            row.update({k: cmp[k] for k in ('identical_fraction', 'explained_divergences', 'unexplained_divergences')})
+            row['speedup'] = round(out['per_batch'][batches[0]]['wall_s'] / wall, 2)
+        out['per_batch'][B] = row; print(B, row, flush=True)
+    best = max(batches[1:], key=lambda b: out['per_batch'][b]['speedup'])
+    b = out['per_batch'][best]
+    out.update(speedup_vs_sequential=b['speedup'], best_batch=best, identical_fraction=b['identical_fraction'],
+               unexplained_divergences=sum(out['per_batch'][x]['unexplained_divergences'] for x in batches[1:]),
+               peak_rss_gb=round(peak_rss_gb(), 2))
+    return out
+
+def random_model(device:str, quick:bool):
+    "Llama-2-7B-shaped bf16 model with random weights on CUDA (a tiny one for --quick), and a tokenizer of its vocabulary size"
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, models, pre_tokenizers, decoders
+    shape = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4) if quick else \
+            dict(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32)
+    vocab = {chr(0x100 + i): i for i in range(32000)}; vocab['<s>'], vocab['</s>'] = 32000, 32001
+    t = Tokenizer(models.WordLevel(vocab, unk_token='<s>')); t.pre_tokenizer = pre_tokenizers.Split('', 'isolated')
+    tok = PreTrainedTokenizerFast(tokenizer_object=t, eos_token='</s>', pad_token='</s>')
+    cfg = LlamaConfig(**shape, vocab_size=32002, max_position_embeddings=4096, eos_token_id=None, pad_token_id=32001)
+    torch.manual_seed(0)
+    dtype = torch.bfloat16 if device == 'cuda' else torch.float32
+    model = LlamaForCausalLM(cfg).to(device=device, dtype=dtype).eval(); model.generation_config.eos_token_id = None
+    return model, tok
+
+def decode_rate(model, tok, B:int, prompt:int, new:int)->tuple:
+    "Aggregate decode tokens/s of the batched engine (signals on) and of HF generate with a static cache, B sequences"
+    from etc_nb.batch import BatchEngine, Scheduler
+    g = torch.Generator().manual_seed(B)
+    prefix_ids = torch.randint(0, 32000, (prompt,), generator=g).tolist()
+    eng = BatchEngine(model, tok, slots=B, capacity=prompt + new + 64)
+    pre = eng.prefix(''.join(chr(0x100 + i) for i in prefix_ids))
+    cases = [torch.randint(0, 32000, (8,), generator=g).tolist() for _ in range(B)]
+    def job(case):
+        def run(): return len(list(eng.session(pre, text=case).generate(new)))
+        return run
+    sched = Scheduler(eng)
+    list(sched.run([job(c) for c in cases]))                      # warm-up (allocations, kernels)
+    sync = torch.cuda.synchronize if model.device.type == 'cuda' else (lambda: None)
+    sync(); t0 = time.perf_counter(); n = sum(r for _, r in sched.run([job(c) for c in cases])); sync()
+    ours = n / (time.perf_counter() - t0)
+    ids = torch.tensor([pre.ids + c for c in cases], device=model.device)
+    kw = dict(do_sample=False, max_new_tokens=new, min_new_tokens=new, cache_implementation='static', pad_token_id=32001)
+    with torch.inference_mode():
+        model.generate(ids, **kw); sync(); t0 = time.perf_counter(); model.generate(ids, **kw); sync()
+    return round(ours, 1), round(B * new / (time.perf_counter() - t0), 1)
+
+def device_mode(device:str, quick:bool)->dict:
+    model, tok = random_model(device, quick)
+    prompt, new, batches = (64, 8, [1, 2]) if quick else (1500, 64, [1, 8, 32])
+    out = dict(device=torch.cuda.get_device_name() if device == 'cuda' else 'cpu', model='tiny random Llama' if quick else
+               'random Llama-2-7B shape, bf16', prompt_tokens=prompt, new_tokens=new, decode_tokens_per_s={}, hf_static_generate_tokens_per_s={})
+    for B in batches:
+        ours, hf = decode_rate(model, tok, B, prompt, new)
+        out['decode_tokens_per_s'][B], out['hf_static_generate_tokens_per_s'][B] = ours, hf; print(B, ours, hf, flush=True)
+    return out
+
+if __name__ == '__main__':
+    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('--quick', action='store_true', help='seconds-long run on tiny sizes (CI)')
+    p.add_argument('--device', default='cpu', choices=['cpu', 'cuda'], help='cpu: the loop on the bundled model; cuda: decode rates')
+    p.add_argument('--n', type=int, default=100, help='questions (CPU mode)')
+    a = p.parse_args()
+    t0 = time.perf_counter()
+    if a.device == 'cuda': res = device_mode('cuda' if torch.cuda.is_available() else 'cpu', a.quick or not torch.cuda.is_available())
+    else: res = cpu_mode(2 if a.quick else a.n, [1, 2] if a.quick else [1, 4, 8, 16, 32], ['etc', 'dragin'])
+    res['wall_s'] = round(time.perf_counter() - t0, 1)
+    line = json.dumps(res)
+    if os.environ.get('OUT'): open(os.path.join(os.environ['OUT'], 'throughput.json'), 'w').write(line + '\n')
+    print(line)
