@@ -2,6 +2,7 @@
 """Benchmark of `etc_nb.engine` on few-shot CoT prompts of the 2WikiMultihopQA shape (~1.5k-token demos).
 
     python benchmarks/engine.py [--questions 20] [--max-new 32] [--ref-questions 5] [--threads N] [--budget 420]
+    python benchmarks/engine.py --quick      # seconds: 1 question, 2 demos, 1 reference question (CI; measures nothing)
 
 Measured in one run, every comparison interleaved question by question (alternating which side runs first), and
 summarised by medians over questions, since the machine is shared:
@@ -33,7 +34,7 @@ import numpy as np, torch
 from tqdm.auto import tqdm
 from etc_nb.engine import Engine, fork_cache
 from etc_nb.signals import token_entropy
-from engine_prompts import DEMOS, case, context_block, questions
+from engine_prompts import DEMOS, EXEMPLARS, case, context_block, questions
 
 def log(*a): print(*a, file=sys.stderr, flush=True)
 def med(xs): return float(statistics.median(xs))
@@ -78,7 +79,7 @@ def weight_bytes(model)->int: # every parameter once (tied embeddings counted on
 class ETCStream:
     "Streaming ETC score as the release computes it (reference notes §0.2-0.3, §2.5-2.7), updated per token: a cost proxy"
     def __init__(self, session, theta=1.3):
-        from etc_nb.core import STOP_WORDS        # here: etc_nb.core needs spaCy, which a GPU box may lack
+        from etc_nb.signals import STOP_WORDS     # spaCy's English list, as the release masks with
         self.s, self.theta, self.stop = session, theta, STOP_WORDS
         self.word, self.H, self.d1, self.d2, self.att, self.fired = [], [], [], [], [], False
     def step(self, st):
@@ -152,16 +153,19 @@ def main():
     ap.add_argument('--questions', type=int, default=20); ap.add_argument('--max-new', type=int, default=32)
     ap.add_argument('--ref-questions', type=int, default=5); ap.add_argument('--threads', type=int, default=None)
     ap.add_argument('--budget', type=float, default=420, help='seconds after which no new reference question starts')
+    ap.add_argument('--quick', action='store_true', help='run every phase on tiny sizes in seconds (CI: the code still runs); measures nothing')
     args = ap.parse_args()
+    if args.quick: args.questions, args.max_new, args.ref_questions = 1, 12, 1
+    demos, bw_bytes = (''.join(f"Question: {q}\nAnswer: {a}\n\n" for q, a in EXEMPLARS[:2]), 16*2**20) if args.quick else (DEMOS, 512*2**20)
     from etc_nb.lm import load_lm                  # here: it needs spaCy (engine_gpu.py imports this file without it)
     if args.threads: torch.set_num_threads(args.threads)
     t_start = time.perf_counter()
     model, tok = load_lm(attn_implementation='sdpa')
-    bws = [read_bandwidth(torch.get_num_threads())]          # measured again between and after the phases (noisy VM)
-    bw_read1, bw_copy = read_bandwidth(1), copy_bandwidth()
+    bws = [read_bandwidth(torch.get_num_threads(), bw_bytes)]   # measured again between and after the phases (noisy VM)
+    bw_read1, bw_copy = read_bandwidth(1, bw_bytes), copy_bandwidth(bw_bytes)
     log(f"threads {torch.get_num_threads()}, read bandwidth {bws[0]/1e9:.1f} GB/s (1 thread {bw_read1/1e9:.1f}), copy {bw_copy/1e9:.1f} GB/s")
     engine = Engine(model, tok, attention=True)
-    t = time.perf_counter(); prefix = engine.prefix(DEMOS); t_prefix = time.perf_counter() - t
+    t = time.perf_counter(); prefix = engine.prefix(demos); t_prefix = time.perf_counter() - t
     qs = questions(args.questions)
     log(f"demos {len(prefix)} tokens, encoded once in {t_prefix:.1f}s; {len(qs)} questions")
 
@@ -180,7 +184,7 @@ def main():
     over = [r['engine'] / r['bare'] for r in rows]; vs_stock = [r['engine'] / r['stock'] for r in rows]
     tps = 1 / med([r['engine'] for r in rows])
 
-    bws.append(read_bandwidth(torch.get_num_threads()))
+    bws.append(read_bandwidth(torch.get_num_threads(), bw_bytes))
     refs = []                                               # phase B: reference-style loop vs engine
     for i, q in enumerate(tqdm(qs[:args.ref_questions], desc='reference', file=sys.stderr)):
         if i >= 2 and time.perf_counter() - t_start > args.budget: log(f"budget reached after {i} reference questions"); break
@@ -193,7 +197,7 @@ def main():
         assert first == new1 and second == new2, f"reference question {i}: tokens differ"
         refs.append(dict(ref=g1 + a1 + g2 + a2, ref_gen=g1 + g2, engine=t_engine, tokens=len(first) + len(second)))
 
-    bws.append(read_bandwidth(torch.get_num_threads())); bw_read = med(bws)
+    bws.append(read_bandwidth(torch.get_num_threads(), bw_bytes)); bw_read = med(bws)
     t_gemv, gemv_bytes = gemv_seconds(model); prof = step_profile(model, prefix, engine.encode(case(qs[0]['question'])))
     def rmed(f): return round(med([f(r) for r in refs]), 2) if refs else None
     res = dict(
@@ -213,7 +217,7 @@ def main():
         weight_mb=round(weight_bytes(model) / 1e6, 1), demo_tokens=len(prefix), prefix_encode_s=round(t_prefix, 2),
         questions=len(rows), reference_questions=len(refs), max_new_tokens=args.max_new, threads=torch.get_num_threads(),
         model='smollm2-135m fp32 cpu' if model.device.type == 'cpu' else f'smollm2-135m {model.dtype} {model.device}',
-        wall_s=round(time.perf_counter() - t_start, 1))
+        wall_s=round(time.perf_counter() - t_start, 1), **({'quick': True} if args.quick else {}))
     print(json.dumps(res))
 
 if __name__ == '__main__': main()

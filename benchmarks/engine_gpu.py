@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """GPU check of `etc_nb.engine` on a randomly initialised SmolLM2-135M architecture (needs no model files).
 
-    python benchmarks/engine_gpu.py          # on a CUDA machine; QUICK=1 for a short CPU dry run
+    python benchmarks/engine_gpu.py          # on a CUDA machine
+    python benchmarks/engine_gpu.py --quick  # seconds on the CPU: the same checks on a 2-layer model of the same family (CI)
 
 Runs the engine on CUDA in fp32 and bf16: greedy parity with `model.generate` (with and without prefix reuse),
 attention rows against eager `output_attentions`, rollback + context continuation against `generate` from scratch,
@@ -9,16 +10,21 @@ prefix-reuse logits, and per-token timings (engine with signals / bare loop / st
 (scaled x4 so that greedy choices are not near-ties) and a byte-level BPE trained on the prompts stand in for the
 real checkpoint, which does not travel to a GPU machine without a model hub; timings do not depend on weight values.
 Writes `$OUT/gpu.json` (or ./gpu.json) and prints it as the last line. Needs torch, transformers, tokenizers and
-fastcore (pure Python; carry it as a wheel where it is missing).
+fastcore (pure Python; carry it as a wheel where it is missing). `--quick` runs every check and timing on the CPU with a
+tiny random Llama (2 layers, width 64), 2 questions and short generations, writes no file, and measures nothing: it
+only shows that the code still runs.
 """
-import os, sys, time, json, copy, statistics
+import argparse, os, sys, time, json, copy, statistics
 here = os.path.dirname(os.path.abspath(__file__)); sys.path[:0] = [here, os.path.dirname(here)]   # benchmarks/, repo root
 import torch, transformers
 from transformers import LlamaConfig, LlamaForCausalLM
 from etc_nb.engine import Engine, eager_attentions
 from engine_prompts import DEMOS, case, context_block
 from engine import bare_loop, engine_run        # benchmarks/engine.py
-DEV = 'cuda' if torch.cuda.is_available() else 'cpu'; QUICK = bool(os.environ.get('QUICK'))
+ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+ap.add_argument('--quick', action='store_true', help='seconds on the CPU with a tiny model of the same family (CI); measures nothing')
+QUICK = ap.parse_args().quick
+DEV = 'cuda' if torch.cuda.is_available() and not QUICK else 'cpu'
 res = dict(torch=torch.__version__, transformers=transformers.__version__, gpu=torch.cuda.get_device_name() if DEV == 'cuda' else 'cpu')
 QS = ["When did Lothair II's mother die?", "Who is the father of the director of film Titanic?",
       "Which film came out first, Jaws or Star Wars?", "Where was the composer of film Psycho born?",
@@ -31,9 +37,12 @@ def make_tok(): # SmolLM2's tokenizer.json is too big to travel: a byte-level BP
                                                               initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
     return PreTrainedTokenizerFast(tokenizer_object=t, eos_token='<|im_end|>', pad_token='<|im_end|>')
 tok = make_tok(); res['vocab'] = len(tok)
-cfg = LlamaConfig(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
-                  head_dim=64, max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=100000.0, tie_word_embeddings=True,
-                  vocab_size=len(tok), bos_token_id=None, eos_token_id=None, pad_token_id=tok.pad_token_id)   # SmolLM2-135M
+shape = (dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16)
+         if QUICK else dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9, num_key_value_heads=3,
+                            head_dim=64))                                                    # SmolLM2-135M (quick: a tiny one)
+cfg = LlamaConfig(**shape, max_position_embeddings=8192, rms_norm_eps=1e-5, rope_theta=100000.0, tie_word_embeddings=True,
+                  vocab_size=len(tok), bos_token_id=None, eos_token_id=None, pad_token_id=tok.pad_token_id)
+res['model'] = 'tiny random llama (quick)' if QUICK else 'random SmolLM2-135M-shaped llama'
 torch.manual_seed(0)
 base = LlamaForCausalLM(cfg).eval(); base.generation_config.eos_token_id = None
 def sync():
@@ -108,5 +117,5 @@ if DEV == 'cuda' and not QUICK:   # a Llama-2-7B-shaped model (random bf16 weigh
     torch.set_default_dtype(torch.float32); m7.generation_config.eos_token_id = None; m7.set_attn_implementation('sdpa')
     parity(m7, 'bf16_7b_parity', 2e-2)
     timing(m7, 'bf16_7b_timing')
-json.dump(res, open(os.path.join(os.environ.get('OUT', '.'), 'gpu.json'), 'w'), indent=1)
+if not QUICK: json.dump(res, open(os.path.join(os.environ.get('OUT', '.'), 'gpu.json'), 'w'), indent=1)
 print(json.dumps(res))

@@ -2,6 +2,7 @@
 
     python benchmarks/retrieval.py                       # 10k / 100k / 300k / 1M passages, 3-6 min on 2 shared cores
     python benchmarks/retrieval.py --sizes 10000 100000  # quicker
+    python benchmarks/retrieval.py --quick               # seconds: 300 and 1,000 passages, 50 questions (CI; measures nothing)
 
 Corpus: the offline Wikipedia paragraphs (2Wiki HippoRAG corpus, HotpotQA train100 corpus, SQuAD 2.0 dev+test
 paragraphs), split DPR-style into 100-word passages, then TOPPED UP WITH SYNTHETIC PASSAGES: 100-word word sequences
@@ -21,7 +22,9 @@ Extrapolation to DPR's 21,015,324 passages: a log-log line through the points of
 100-word passages, like DPR's; the 10k point is all real and its passages are shorter, ~37 vs ~69 postings each).
 The synthetic vocabulary is closed (~39k terms), so every term's posting list grows linearly with the corpus: for
 latency that is an upper bound (Wikipedia's rare words stay rare), for the common question words it is about right.
-The last line printed is one JSON object.
+The last line printed is one JSON object. `--quick` runs every step on two tiny corpora built from the 2WikiMultihopQA
+paragraphs alone (the project's bundled sample will do, so it runs on a fresh checkout) and 50 questions: it measures
+nothing, it only shows that the code still runs.
 """
 import argparse, gc, json, os, statistics, sys, tempfile, threading, time
 from itertools import chain
@@ -34,9 +37,10 @@ from etc_nb.retrieval import BM25Index
 
 DPR_PASSAGES = 21_015_324
 
-def real_paragraphs():
-    "(title, text) of every offline Wikipedia paragraph"
+def real_paragraphs(quick=False):
+    "(title, text) of every offline Wikipedia paragraph (quick: the 2Wiki corpus alone)"
     wiki = read_paragraphs_json(find_data('2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json'))
+    if quick: return wiki
     hotpot = json.loads(find_data('hotpotqa/hipporag_hotpotqa_train100_corpus.json').read_text())
     squad = [(a['title'], p['context']) for f in ('cs224n_dev-v2.0.json', 'cs224n_test-v2.0_noanswers.json')
              for a in json.loads(find_data(f'squad2/{f}').read_text())['data'] for p in a['paragraphs']]
@@ -153,11 +157,13 @@ def main():
     ap.add_argument('--ref-queries', type=int, default=100, help='questions timed with rank_bm25 (every 10th of the 1000)')
     ap.add_argument('--agree-size', type=int, default=10_000, help='corpus size on which all questions are checked against rank_bm25')
     ap.add_argument('--single', type=int, default=300, help='questions timed one at a time for the latency median')
+    ap.add_argument('--quick', action='store_true', help='seconds on tiny sizes, 2Wiki paragraphs only (CI: the code still runs); measures nothing')
     a = ap.parse_args()
+    if a.quick: a.sizes, a.ref_size, a.ref_queries, a.agree_size, a.single = [300, 1000], 1000, 10, 300, 20
     t0 = time.perf_counter()
-    real = from_paragraphs(real_paragraphs(), name='offline-wikipedia')
+    real = from_paragraphs(real_paragraphs(a.quick), name='offline-wikipedia')
     qa = json.loads(find_data('2wikimultihopqa/hipporag_2wikimultihopqa_dev1000_questions.json').read_text())
-    questions = [q['question'] for q in qa]
+    questions = [q['question'] for q in qa][:50 if a.quick else None]
     text_model, title_model = Bigram(real.texts), Bigram(sorted(set(real.titles)), seed=1)
     points, cmp, agree_all = [], {}, {}
     for n in sorted(a.sizes):
@@ -174,7 +180,7 @@ def main():
             cmp |= dict(ref_passages=n, ref_queries=len(sub), sparse_latency_ms_median=m['latency_ms_median'],
                         sparse_qps_search_many=m['qps_search_many'])
         del index, corpus; gc.collect()
-    out = dict(benchmark='retrieval', corpus=f'{len(real)} real offline Wikipedia passages (2Wiki+HotpotQA+SQuAD, DPR 100-word split) '
+    out = dict(benchmark='retrieval', corpus=f'{len(real)} real offline Wikipedia passages ({"2Wiki" if a.quick else "2Wiki+HotpotQA+SQuAD"}, DPR 100-word split) '
                'topped up with bigram-sampled synthetic passages', questions=len(questions), scaling=points, **agree_all)
     if cmp:
         out |= cmp
@@ -188,6 +194,7 @@ def main():
                                        **extrapolate(fit, ['build_s', 'peak_build_rss_mb', 'index_mb', 'disk_index_mb',
                                                            'latency_ms_median', 'postings', 'qps_search_many']))
     out['wall_s'] = round(time.perf_counter() - t0, 1)
+    if a.quick: out['quick'] = True
     print(json.dumps(out))
 
 if __name__ == '__main__': main()

@@ -4,18 +4,17 @@
 
 # %% auto #0
 __all__ = ['BUNDLED', 'DEFAULT_MODEL', 'HF_ALIASES', 'BundledModel', 'load_gguf', 'converted_dir', 'default_device', 'model_name',
-           'load_lm', 'smoke', 'print_smoke', 'smoke_cli']
+           'check_model', 'load_lm', 'smoke', 'print_smoke', 'smoke_cli']
 
-# %% ../nbs/02_lm.ipynb #2ead3641
-import contextlib, fcntl, importlib.util, os, shutil, time
+# %% ../nbs/02_lm.ipynb #c717d80e
+import contextlib, fcntl, importlib.util, os, re, shutil, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 import torch
-from fastcore.script import call_parse
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.utils import logging as hf_logging
-from .core import cache_dir
+from .core import UsageError, cache_dir, check_args, console_script
 from .signals import token_entropy
 
 # %% ../nbs/02_lm.ipynb #a3989ebf
@@ -78,7 +77,7 @@ def converted_dir(name:str=DEFAULT_MODEL, # a bundled model's name
         tmp.rename(out)
     return out
 
-# %% ../nbs/02_lm.ipynb #5ebc69c9
+# %% ../nbs/02_lm.ipynb #bf5410c5
 @contextlib.contextmanager
 def _quiet():
     "Silence transformers' per-load progress bar (a reload takes well under a second)"
@@ -91,14 +90,20 @@ def default_device()->torch.device: return torch.device('cuda' if torch.cuda.is_
 
 def model_name(model:str|None=None)->str: return model or os.environ.get('ETC_NB_MODEL') or DEFAULT_MODEL
 
+def check_model(name:str|None=None, # a model name or folder (default: `$ETC_NB_MODEL` or the bundled default)
+               )->str: # `model_name(name)`, checked, not loaded
+    "Raise `UsageError` unless `name` is a bundled model, an alias, a local folder or of the Hugging Face id form org/name"
+    m = model_name(name)
+    if m in BUNDLED or m in HF_ALIASES or Path(m).expanduser().is_dir() or re.fullmatch(r'[\w.-]+/[\w.-]+', m): return m
+    src = ' (from $ETC_NB_MODEL)' if name is None else ''
+    raise UsageError(f"unknown model {m!r}{src}: not a bundled model ({', '.join(BUNDLED)}), not an alias "
+                     f"({', '.join(HF_ALIASES)}), not a local folder, and not a Hugging Face id of the form org/name")
+
 def _resolve(name:str|None)->str:
-    name = model_name(name)
+    name = check_model(name)
     if name in BUNDLED: return str(converted_dir(name))
     name = HF_ALIASES.get(name, name)
-    if (p := Path(name).expanduser()).is_dir(): return str(p)
-    if '/' in name: return name
-    raise ValueError(f"unknown model {name!r}: not a bundled model ({', '.join(BUNDLED)}), not an alias "
-                     f"({', '.join(HF_ALIASES)}), not a local directory, and not a Hugging Face id of the form org/name")
+    return str(p) if (p := Path(name).expanduser()).is_dir() else name
 
 def load_lm(name_or_path:str|None=None, # bundled name, alias, HF id or folder; default `$ETC_NB_MODEL` or `smollm2-135m`
             device:str|torch.device|None=None, # default: CUDA if available, else CPU
@@ -118,7 +123,7 @@ def load_lm(name_or_path:str|None=None, # bundled name, alias, HF id or folder; 
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     return model.eval(), tok
 
-# %% ../nbs/02_lm.ipynb #ef83e56f
+# %% ../nbs/02_lm.ipynb #6c934695
 def smoke(prompt:str="Question: Who was the director of the film Inception?\nAnswer:", # prompt to continue
           max_new_tokens:int=16, # tokens to generate
           model=None, tok=None, # a loaded model and tokenizer (default: `load_lm()`)
@@ -140,11 +145,12 @@ def print_smoke(rows:list): # output of `smoke`
     print(f"{'#':>3}  {'entropy(nats)':>13}  {'prob':>6}  token")
     for k, (_, t, e, p) in enumerate(rows): print(f"{k:>3}  {e:>13.4f}  {p:>6.3f}  {t!r}")
 
-@call_parse
+@console_script('etc_nb_smoke')
 def smoke_cli(prompt:str="Question: Who was the director of the film Inception?\nAnswer:", # prompt to continue
               n:int=16, # tokens to generate
               model:str=None, # model name or path (default: bundled SmolLM2-135M-Instruct)
              ):
     "Load the model, generate greedily for one prompt and print per-token entropies"
+    check_args(n=n); check_model(model)
     t0 = time.time(); m, tk = load_lm(model); print(f"model {model_name(model)} loaded in {time.time()-t0:.1f}s on {m.device}")
     print(f"prompt: {prompt!r}"); print_smoke(smoke(prompt, n, m, tk))

@@ -8,13 +8,13 @@ __all__ = ['METHODS', 'FORMULATIONS', 'QFS_ROWS', 'QFS_ROW', 'LRAG_SUMMARY_DATAS
            'method_config', 'first_sentence_end', 'answer_complete', 'lrag_summary', 'lrag_context', 'chunk_tokens',
            'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'check_trace', 'checked_traces']
 
-# %% ../nbs/12_loop.ipynb #ae626ad8
+# %% ../nbs/12_loop.ipynb #f47c3a15
 import copy, hashlib, inspect, json, math, time
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 import numpy as np
-from .core import load_nlp, project_root
+from .core import UsageError, check_args, load_nlp, project_root
 from .evaluation import ANSWER_MARKER, extract_answer, regenerate_answer, score_answer
 from .lm import DEFAULT_MODEL
 from .prompts import lrag_prompt
@@ -88,7 +88,7 @@ class MethodConfig:
         "Identifies the configuration (what ran), not its name"
         return hashlib.blake2b(json.dumps(self.to_dict(), sort_keys=True).encode(), digest_size=6).hexdigest()
 
-# %% ../nbs/12_loop.ipynb #8808c2b2
+# %% ../nbs/12_loop.ipynb #3a1b4d70
 def _by_dataset(entry:dict|None, dataset:str):
     if entry is None: return None
     return entry.get(dataset, entry.get('*'))
@@ -121,10 +121,10 @@ def resolve_threshold(method:str, trigger:str, model:str, dataset:str, default=N
     try: return paper_threshold(_trigger_key(trigger), model, dataset), 'paper table'
     except KeyError: pass
     if default is not None: return default, 'method default'
-    raise KeyError(f"no threshold for {method} with model {model!r} on {dataset!r}: pass {threshold_param(trigger)}=... "
+    raise UsageError(f"no threshold for {method} with model {model!r} on {dataset!r}: pass {threshold_param(trigger)}=... "
                    f"(or add the model to data/configs/thresholds.json)")
 
-# %% ../nbs/12_loop.ipynb #b57c2870
+# %% ../nbs/12_loop.ipynb #d73303b2
 def trigger_params(trigger:str)->set: # parameter names of the trigger's constructor
     "What a trigger can be configured with"
     cls = TRIGGERS[_trigger_key(trigger)][0]
@@ -136,8 +136,8 @@ def method_config(name:str, # one of `METHODS`
                   **overrides, # MethodConfig fields, trigger parameters, or top_n
                  )->MethodConfig:
     "A method resolved for a dataset and model"
-    defs = method_definitions()
-    if name not in defs: raise ValueError(f"unknown method {name!r}; one of {', '.join(defs)}")
+    defs = method_definitions(); check_args(**overrides)
+    if name not in defs: raise UsageError(f"unknown method {name!r}; one of {', '.join(defs)}")
     d, model, sources = defs[name], model or DEFAULT_MODEL, {}
     tcfg, qcfg, over = dict(d.pop('trigger_cfg', {})), dict(d.pop('query_cfg', {})), dict(overrides)
     for k in [k for k in over if k in trigger_params(d['trigger'])]: tcfg[k] = over.pop(k); sources[k] = 'override'
@@ -147,7 +147,7 @@ def method_config(name:str, # one of `METHODS`
     elif d.get('query') == 'qfs': qcfg['n'], sources['top_n'] = top_n(name, model, dataset)
     known = {f.name for f in fields(MethodConfig)} - {'name', 'trigger', 'trigger_cfg', 'query_cfg', 'sources'}
     if bad := sorted(set(over) - known):
-        raise ValueError(f"{name}: unknown override(s) {bad}; use MethodConfig fields, top_n, or {sorted(trigger_params(d['trigger']))}")
+        raise UsageError(f"{name}: unknown override(s) {bad}; use MethodConfig fields, top_n, or {sorted(trigger_params(d['trigger']))}")
     return MethodConfig(name=name, trigger_cfg=tcfg, query_cfg=qcfg, sources=sources, **{**d, **over})
 
 # %% ../nbs/12_loop.ipynb #482ab96a

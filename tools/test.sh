@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: install, check that notebooks are clean and exported, run nbdev_test, end with "N passed, N failed".
 # FLAGS="slow" forces flagged cells (tst_flags in settings.ini); NBS limits the run to some notebooks (a path or glob).
+# Then every benchmark runs in its quick mode (`--quick`: seconds, tiny sizes; any exception fails it), each counting as
+# one more passed or failed; BENCH=0 (or NBS) skips them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install.sh
@@ -26,5 +28,16 @@ passed=$(grep -c '^- Completed' "$log" || true)
 failed=$(sed -n '/Tests Failed On The Following Notebooks/,$p' "$log" | grep -c $'^\t' || true)
 [ "$rc" != 0 ] && [ "$failed" = 0 ] && failed=1   # timeout or crash: never report a clean run
 [ "$rc" = 124 ] && echo "nbdev_test timed out after ${TEST_TIMEOUT:-4800}s"
-echo "$((passed - failed < 0 ? 0 : passed - failed)) passed, $failed failed"
+passed=$((passed - failed < 0 ? 0 : passed - failed))
+
+if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then
+  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md)"
+  for b in benchmarks/*.py; do
+    [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
+    t0=$SECONDS
+    if timeout "${BENCH_TIMEOUT:-600}" python "$b" --quick > "$log.bench" 2>&1; then passed=$((passed + 1)); echo "$b --quick: ok in $((SECONDS - t0))s"
+    else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; tail -30 "$log.bench"; echo "$b --quick: FAILED after $((SECONDS - t0))s"; fi
+  done
+fi
+echo "$passed passed, $failed failed"
 exit "$rc"
