@@ -70,7 +70,7 @@ class SlotPool:
     def nbytes(self)->int: return sum(t.numel() * t.element_size() for t in self.k + self.v)
     def __repr__(self): return f"SlotPool({self.slots} slots × {self.capacity} positions, {self.nbytes / 2**20:.0f} MiB)"
 
-# %% ../nbs/05a_batch.ipynb #ab6c1dbb
+# %% ../nbs/05a_batch.ipynb #7b2d934c
 class _Step(threading.local): pos, rows, last = None, None, None
 _STEP = _Step()
 _BATCH_IMPL = 'etc_nb_batch'
@@ -90,7 +90,6 @@ def _batch_attention(module, query, key, value, attention_mask, scaling=None, dr
     out = torch.matmul(p.to(value.dtype), value).view(b, H, 1, d).transpose(1, 2).contiguous()
     return out, None
 
-AttentionInterface.register(_BATCH_IMPL, _batch_attention)
 
 class _StepCache(DynamicCache):
     "The pool seen by one batched step: writes each row's key/value at its own position, returns the slots' keys"
@@ -103,7 +102,7 @@ class _StepCache(DynamicCache):
         return k[:self.b, :, :self.L], v[:self.b, :, :self.L]
     def get_seq_length(self, layer_idx=0)->int: return self.L - 1
 
-# %% ../nbs/05a_batch.ipynb #63abaefb
+# %% ../nbs/05a_batch.ipynb #d2af1056
 @torch.inference_mode()
 def decode_step(pool:SlotPool, # the pool the sessions' caches live in
                 sessions:list, # `SlotSession`s with exactly one pending token each, distinct slots
@@ -120,6 +119,7 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
     if L > pool.capacity - 1: pool.grow(L + 1)
     cfg, saved = model.config, model.config._attn_implementation
     _STEP.pos, _STEP.rows, _STEP.last = pos, None, eng.hooked if eng.hooked is not None else None
+    AttentionInterface.register(_BATCH_IMPL, _batch_attention)     # (again: a reloaded module brings its own `_STEP`)
     cfg._attn_implementation_internal = _BATCH_IMPL
     try:
         out = model(ids.to(model.device), position_ids=pos[:, None], past_key_values=_StepCache(pool, b, L),
