@@ -8,8 +8,8 @@ __all__ = ['SWEEP_TARGETS', 'closed_corpus', 'bm25_retriever', 'dense_retriever'
            'default_out', 'run', 'run_cli', 'cli_command', 'trace_html', 'trace_text', 'Trace', 'answer', 'held_out',
            'sweep', 'pick_threshold']
 
-# %% ../nbs/13_runner.ipynb #596d895f
-import functools, html, json, os, shutil
+# %% ../nbs/13_runner.ipynb #60355f2a
+import functools, html, json, os, shutil, sys
 from typing import Iterator
 from pathlib import Path
 import numpy as np, pandas as pd
@@ -25,7 +25,7 @@ from .loop import METHODS, Loop, MethodConfig, method_config, method_definitions
 from .prompts import get_prompt
 from .retrieval import BM25Index, CachedRetriever, DenseIndex
 
-# %% ../nbs/13_runner.ipynb #50960b0b
+# %% ../nbs/13_runner.ipynb #ae739c1b
 def _variant(dataset:str, variant:str|None)->str: return dataset_variant(dataset, variant)[1]
 
 def closed_corpus(dataset:str, # a dataset name, e.g. '2wikimultihopqa'
@@ -57,7 +57,7 @@ def dense_retriever(corpus:Corpus)->CachedRetriever:
 
 def corpus_info(corpus:Corpus)->dict: return dict(name=corpus.name, fingerprint=corpus.fingerprint, size=len(corpus))
 
-# %% ../nbs/13_runner.ipynb #a9178867
+# %% ../nbs/13_runner.ipynb #fdcc5629
 @functools.cache
 def _engine(model:str)->Engine: return Engine(*load_lm(model))
 
@@ -98,7 +98,7 @@ def read_traces(path:str|Path, # a traces.jsonl file (missing: no records)
     if len(set(keys)) != len(keys): raise ValueError(f"{path}: a (method, qid) is recorded twice")
     return records
 
-# %% ../nbs/13_runner.ipynb #35f8c28e
+# %% ../nbs/13_runner.ipynb #2cd52324
 def _applies(key:str, name:str)->bool:
     d = method_definitions()[name]
     return key in trigger_params(d['trigger']) or (key == 'top_n' and d.get('query') == 'qfs') or key in MethodConfig.__dataclass_fields__
@@ -135,7 +135,7 @@ def check_config(out:Path, cfg:dict):
         raise ValueError(f"{out} holds a run with different arguments ({'; '.join(d[:4])}{' ...' if len(d) > 4 else ''}): "
                          f"use another --out folder, or delete this one to start over")
 
-# %% ../nbs/13_runner.ipynb #980b821b
+# %% ../nbs/13_runner.ipynb #c03e7936
 def summary_table(records:list)->pd.DataFrame:
     "Per method: n, EM, F1, efficiency counters per question (DRAGIN Table 3 / ETC Table 5), seconds per question"
     t, by = efficiency_table(records), pd.DataFrame(records).groupby('method', sort=False)
@@ -166,7 +166,8 @@ def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, p
         k += 1; stats += [tr['em'] or 0., tr['f1'] or 0., tr['counters']['retrievals']]
         bar.set_postfix(EM=f"{stats[0]/k:.3f}", F1=f"{stats[1]/k:.3f}", R=f"{stats[2]/k:.2f}")
 
-def default_out(dataset:str, methods:list, n:int|None)->Path: return project_root()/'runs'/f"{dataset}_{'-'.join(methods)}_n{n}"
+def default_out(dataset:str, methods:list, n:int|None, shard:str|None=None)->Path:
+    return project_root()/'runs'/(f"{dataset}_{'-'.join(methods)}_n{n}" + (f"_shard{shard.replace('/', 'of')}" if shard else ''))
 
 def run(dataset:str='2wikimultihopqa', # dataset name
         method:str|list='etc', # a method, a comma-separated list, or a list
@@ -177,25 +178,35 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         seed:int|None=None, # None: the first n questions; an int: a seeded sample (in file order)
         debug:bool=False, # store each chunk's prompt in the traces (large)
         progress:bool=True, # tqdm progress bars
+        shard:str|None=None, # 'i/N': only the i-th of N parts of the questions (0-based; `etc_nb.scale.shard_questions`)
+        workers:int=0, # answer on this many Ray actors (`etc_nb.scale`); 0: in this process
+        ray_address:str|None=None, # with `workers`: join this Ray cluster (default $RAY_ADDRESS; none: start a local one)
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
-    methods, loop = _split_methods(method), get_loop(dataset, model, variant)
+    if shard or workers: from etc_nb.scale import RunPlan, answer_on_ray, import_ray, shard_questions
+    if workers: import_ray()
+    methods = _split_methods(method)
+    loop = RunPlan(dataset, model, variant) if workers else get_loop(dataset, model, variant)   # a Ray driver loads no model
     cfgs = method_configs(loop, methods, **overrides)
     questions = load_dataset(dataset, n=n, variant=variant, seed=seed)
-    out = Path(out) if out else default_out(dataset, methods, n)
-    check_config(out, run_config(loop, cfgs, questions, n, seed, debug))
+    cfg = run_config(loop, cfgs, questions, n, seed, debug)
+    if shard: questions = shard_questions(questions, shard); cfg['shard'] = questions.shard
+    out = Path(out) if out else default_out(dataset, methods, n, cfg.get('shard'))
+    check_config(out, cfg)
     c = loop.corpus
     if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
                        f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
     done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
     with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
-        for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress)
+        if workers: answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress)
+        else:
+            for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress)
     table = summary_table(read_traces(out/'traces.jsonl'))
     table.to_csv(out/'summary.csv')
     return table
 
-# %% ../nbs/13_runner.ipynb #8b85f1ea
+# %% ../nbs/13_runner.ipynb #0ea3c750
 @call_parse
 def run_cli(dataset:str='2wikimultihopqa', # dataset name
             method:str='etc', # method(s), comma-separated: wo_rag, single_rag, fl_rag, fs_rag, flare, flare_dragin, dragin, dragin_official, etc, etc_1st, etc_fixed, etc_no_smoothing, etc_release, lrag
@@ -210,16 +221,21 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
             top_n:int=None, # QFS top-n tokens
             max_retrievals:int=None, # retrieval cap per question
             debug:store_true=False, # store prompts in the traces
+            shard:str=None, # answer only part i of N, e.g. 0/4 (0-based; one Slurm array task each, own --out), then etc_nb_merge
+            workers:int=0, # answer on this many Ray actors (pip install "etc_nb[ray]"); 0: in this process
+            ray_address:str=None, # with --workers: join this Ray cluster (default $RAY_ADDRESS; none: start a local one)
            ):
     "Run dynamic-RAG methods on a dataset slice; resumable; prints the summary table (console script `etc_nb_run`)"
     over = {k: v for k, v in dict(alpha=alpha, theta=theta, tau=tau, top_n=top_n, max_retrievals=max_retrievals).items() if v is not None}
-    table = run(dataset, method, n, model, out, variant, seed, debug, **over)
+    table = run(dataset, method, n, model, out, variant, seed, debug, shard=shard, workers=workers, ray_address=ray_address, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
 
-# %% ../nbs/13_runner.ipynb #5f9c839f
-def cli_command()->list: # argv prefix that runs `etc_nb_run`
-    "The installed console script, or `python -m etc_nb.runner` when the package was installed without it"
-    return [exe] if (exe := shutil.which('etc_nb_run')) else [sys.executable, '-m', 'etc_nb.runner']
+# %% ../nbs/13_runner.ipynb #fea99b8d
+def cli_command(script:str='etc_nb_run', # console script name
+                module:str='etc_nb.runner', # the module that defines it
+               )->list: # argv prefix that runs the script
+    "The installed console script, or `python -m <module>` when the package was installed without it"
+    return [exe] if (exe := shutil.which(script)) else [sys.executable, '-m', module]
 
 # %% ../nbs/13_runner.ipynb #c67ae855
 _SPARK = '▁▂▃▄▅▆▇█'
