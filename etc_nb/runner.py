@@ -8,8 +8,8 @@ __all__ = ['SWEEP_TARGETS', 'corpus_variant', 'closed_corpus', 'bm25_retriever',
            'default_batch_size', 'answer_questions', 'default_out', 'run', 'run_cli', 'cli_command', 'trace_html',
            'trace_text', 'Trace', 'answer', 'held_out', 'sweep', 'pick_threshold']
 
-# %% ../nbs/13_runner.ipynb #943edc41
-import functools, html, json, os, shutil, time
+# %% ../nbs/13_runner.ipynb #6b1fbd0b
+import functools, html, json, os, shutil, sys, time
 from typing import Iterator
 from pathlib import Path
 import numpy as np, pandas as pd, torch
@@ -142,7 +142,7 @@ def check_config(out:Path, cfg:dict):
         raise UsageError(f"{out} holds a run with different arguments ({'; '.join(d[:4])}{' ...' if len(d) > 4 else ''}): "
                          f"use another --out folder, or delete this one to start over")
 
-# %% ../nbs/13_runner.ipynb #3f4cef5d
+# %% ../nbs/13_runner.ipynb #3fc541bb
 def summary_table(records:list)->pd.DataFrame:
     "Per method: n, EM, F1, efficiency counters per question (DRAGIN Table 3 / ETC Table 5), seconds per question"
     t, by = efficiency_table(records), pd.DataFrame(records).groupby('method', sort=False)
@@ -185,7 +185,8 @@ def _in_run_order(records:list, cfgs:dict, questions)->list:
     mi, qi = {m: i for i, m in enumerate(cfgs)}, {q.id: i for i, q in enumerate(questions)}
     return sorted(records, key=lambda r: (mi.get(r['method'], len(mi)), qi.get(r['qid'], len(qi))))
 
-def default_out(dataset:str, methods:list, n:int|None)->Path: return project_root()/'runs'/f"{dataset}_{'-'.join(methods)}_n{n}"
+def default_out(dataset:str, methods:list, n:int|None, shard:str|None=None)->Path:
+    return project_root()/'runs'/(f"{dataset}_{'-'.join(methods)}_n{n}" + (f"_shard{shard.replace('/', 'of')}" if shard else ''))
 
 def run(dataset:str='2wikimultihopqa', # dataset name
         method:str|list='etc', # a method, a comma-separated list, or a list
@@ -197,26 +198,38 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         debug:bool=False, # store each chunk's prompt in the traces (large)
         progress:bool=True, # tqdm progress bars
         batch_size:int|None=None, # questions decoded together (None: `default_batch_size()`; 1: one at a time)
+        shard:str|None=None, # 'i/N': only the i-th of N parts of the questions (0-based; `etc_nb.scale.shard_questions`)
+        workers:int=0, # answer on this many Ray actors (`etc_nb.scale`); 0: in this process
+        ray_address:str|None=None, # with `workers`: join this Ray cluster (default $RAY_ADDRESS; none: start a local one)
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
     methods, model, variant = _split_methods(method), check_model(model), corpus_variant(dataset, variant)   # names
-    check_args(n=n, batch_size=batch_size); cfgs = method_configs(dataset, model, methods, **overrides)  # numbers
+    check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard)                        # numbers
+    cfgs = method_configs(dataset, model, methods, **overrides)
+    if shard or workers: from etc_nb.scale import RunPlan, answer_on_ray, import_ray, shard_questions
+    if workers:
+        try: import_ray()
+        except ImportError as e: raise UsageError(str(e)) from None
     questions = load_dataset(dataset, n=n, variant=variant, seed=seed); closed_corpus(dataset, variant)  # data
-    loop = get_loop(dataset, model, variant)                                                             # the model
-    out = Path(out) if out else default_out(dataset, methods, n)
-    check_config(out, run_config(loop, cfgs, questions, n, seed, debug))
+    loop = RunPlan(dataset, model, variant) if workers else get_loop(dataset, model, variant)   # the model (a Ray driver loads none)
+    cfg = run_config(loop, cfgs, questions, n, seed, debug)
+    if shard: questions = shard_questions(questions, shard); cfg['shard'] = questions.shard
+    out = Path(out) if out else default_out(dataset, methods, n, cfg.get('shard'))
+    check_config(out, cfg)
     c = loop.corpus
     if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
                        f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
     done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
     with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
-        for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, batch_size or default_batch_size(loop.engine.device))
+        if workers: answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress, batch_size=batch_size)
+        else:
+            for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, batch_size or default_batch_size(loop.engine.device))
     table = summary_table(_in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))
     table.to_csv(out/'summary.csv')
     return table
 
-# %% ../nbs/13_runner.ipynb #00422b0b
+# %% ../nbs/13_runner.ipynb #4bb5c7e8
 @console_script('etc_nb_run')
 def run_cli(dataset:str='2wikimultihopqa', # dataset name
             method:str='etc', # method(s), comma-separated: wo_rag, single_rag, fl_rag, fs_rag, flare, flare_dragin, dragin, dragin_official, etc, etc_1st, etc_fixed, etc_no_smoothing, etc_release, lrag
@@ -232,16 +245,22 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
             max_retrievals:int=None, # retrieval cap per question
             debug:store_true=False, # store prompts in the traces
             batch_size:int=None, # questions decoded together (default: 8 on a CPU, 32 on CUDA; 1: one at a time)
+            shard:str=None, # answer only part i of N, e.g. 0/4 (0-based; one Slurm array task each, own --out), then etc_nb_merge
+            workers:int=0, # answer on this many Ray actors (pip install "etc_nb[ray]"); 0: in this process
+            ray_address:str=None, # with --workers: join this Ray cluster (default $RAY_ADDRESS; none: start a local one)
            ):
     "Run dynamic-RAG methods on a dataset slice; resumable; prints the summary table (console script `etc_nb_run`)"
     over = {k: v for k, v in dict(alpha=alpha, theta=theta, tau=tau, top_n=top_n, max_retrievals=max_retrievals).items() if v is not None}
-    table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, **over)
+    table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, shard=shard, workers=workers,
+                ray_address=ray_address, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
 
-# %% ../nbs/13_runner.ipynb #7cde4dc2
-def cli_command()->list: # argv prefix that runs `etc_nb_run`
-    "The installed console script, or `python -m etc_nb.runner` when the package was installed without it"
-    return script_command('etc_nb_run', 'etc_nb.runner')
+# %% ../nbs/13_runner.ipynb #f456e57f
+def cli_command(script:str='etc_nb_run', # console script name
+                module:str='etc_nb.runner', # the module that defines it
+               )->list: # argv prefix that runs the script
+    "The installed console script, or `python -m <module>` when the package was installed without it"
+    return script_command(script, module)
 
 # %% ../nbs/13_runner.ipynb #ead11367
 _SPARK = '▁▂▃▄▅▆▇█'

