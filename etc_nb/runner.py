@@ -229,7 +229,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     table.to_csv(out/'summary.csv')
     return table
 
-# %% ../nbs/13_runner.ipynb #4bb5c7e8
+# %% ../nbs/13_runner.ipynb #af486f1a
 @console_script('etc_nb_run')
 def run_cli(dataset:str='2wikimultihopqa', # dataset name
             method:str='etc', # method(s), comma-separated: wo_rag, single_rag, fl_rag, fs_rag, flare, flare_dragin, dragin, dragin_official, etc, etc_1st, etc_fixed, etc_no_smoothing, etc_release, lrag
@@ -246,12 +246,12 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
             debug:store_true=False, # store prompts in the traces
             batch_size:int=None, # questions decoded together (default: 8 on a CPU, 32 on CUDA; 1: one at a time)
             shard:str=None, # answer only part i of N, e.g. 0/4 (0-based; one Slurm array task each, own --out), then etc_nb_merge
-            workers:int=0, # answer on this many Ray actors (pip install "etc_nb[ray]"); 0: in this process
+            workers:int=None, # answer on this many Ray actors (pip install "etc_nb[ray]"); default: in this process
             ray_address:str=None, # with --workers: join this Ray cluster (default $RAY_ADDRESS; none: start a local one)
            ):
     "Run dynamic-RAG methods on a dataset slice; resumable; prints the summary table (console script `etc_nb_run`)"
     over = {k: v for k, v in dict(alpha=alpha, theta=theta, tau=tau, top_n=top_n, max_retrievals=max_retrievals).items() if v is not None}
-    table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, shard=shard, workers=workers,
+    table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, shard=shard, workers=workers or 0,
                 ray_address=ray_address, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
 
