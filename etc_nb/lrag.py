@@ -454,7 +454,7 @@ def run_lrag(model:str|None=None, # bundled name or Hugging Face id (default: th
         if check: _append(out/'verify.jsonl', [lr.end_to_end(q, c, t, n) for t in taus])
     return out
 
-# %% ../nbs/17_lrag.ipynb #fb1496de
+# %% ../nbs/17_lrag.ipynb #c2d9dd9e
 SUMMARY_COLS = ('n', 'em', 'f1', 'contains', 'input_tokens', 'tokens_processed', 'retrieval_rate', 'gold_in_top3',
                 'gate_entropy', 's_per_q')
 
@@ -499,7 +499,7 @@ def export_results(run:str|Path, # run folder of `run_lrag`
     sweep = tau_sweep(records, sweep_taus, GATE_NS).assign(kind='sweep')
     sweep['method'] = [f'lrag_n{n}_tau{t:.1f}' for n, t in zip(sweep.gate_n, sweep.tau)]
     cols = ['kind', 'method', 'gate_n', 'tau', *SUMMARY_COLS]
-    pd.concat([summ, sweep]).reindex(columns=cols).to_csv(dest/'summary.csv', index=False, float_format='%.6g')
+    pd.concat([summ, sweep]).reindex(columns=cols).to_csv(dest/'summary.csv', index=False, float_format='%.10g')
     (dest/'config.json').write_text(json.dumps(cfg, indent=1))
     for name, rs in (('traces', records), ('verify', verify)):
         with gzip.open(dest/f'{name}.jsonl.gz', 'wt', encoding='utf-8', compresslevel=9) as f:
