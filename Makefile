@@ -2,8 +2,9 @@
 # Each installs what it needs into .venv first.
 .PHONY: demo test lab notebooks install readme
 
-demo: install          ## the main job: ETC vs DRAGIN on 10 2WikiMultihopQA questions (bundled model, closed corpus), comparison table
+demo: install          ## the main job: ETC vs DRAGIN on 10 2WikiMultihopQA questions (bundled model, closed corpus), comparison table, then one question traced under both
 	.venv/bin/etc_nb_run --dataset 2wikimultihopqa --method etc,dragin --n 10 --out runs/demo
+	.venv/bin/etc_nb_show runs/demo
 
 test: install          ## the test command CI runs: nbdev_test over every notebook
 	bash tools/test.sh
