@@ -281,11 +281,11 @@ def _chunk_html(tr:dict, i:int, c:dict)->str:
         style = f"background:{_rgba(h)}" + (';opacity:.45;text-decoration:line-through' if k >= c['kept'] else '')
         out.append(f'<span title="H={h:.2f} p={p:.2f}" style="{style}">{html.escape(x).replace(chr(10), "⏎")}</span>')
     label = f"{i}: {c['kind']}" + (f" + {len(c['context'])} passages" if c['context'] else '')
-    return f'<div><span style="color:#666;display:inline-block;width:11em">{label}</span>{"".join(out)}</div>'
+    return f'<div><span style="color:#666;display:inline-block;width:15em;white-space:nowrap">{label}</span>{"".join(out)}</div>'
 
 def trace_html(tr:dict)->str:
     "An HTML view of a trace: tokens coloured by entropy, retrievals marked, dropped tokens struck through"
-    pre = ''.join(f'<div><span style="color:#666;display:inline-block;width:11em">before generating</span>{_marker_html(e)} '
+    pre = ''.join(f'<div><span style="color:#666;display:inline-block;width:15em;white-space:nowrap">before generating</span>{_marker_html(e)} '
                   f'{html.escape(e["sent_query"])}</div>' for e in tr['retrievals'] if e['kind'] == 'pre')
     score = '' if tr.get('em') is None else f" · EM {tr['em']:.0f} · F1 {tr['f1']:.2f}"
     head = (f"<div><b>{html.escape(tr['method'])}</b>: {html.escape(tr['question'])}<br>answer <b>{html.escape(tr['answer'].strip())}</b>"

@@ -2,12 +2,12 @@
 
     python tools/nbtool.py py2nb SRC.py DST.ipynb   # percent-format script -> notebook (cell ids kept stable)
     python tools/nbtool.py nb2py SRC.ipynb DST.py   # notebook -> percent-format script, for editing
-    python tools/nbtool.py run NB.ipynb [NB ...]    # execute in place like nbdev_test (flagged cells skipped), store outputs
+    python tools/nbtool.py run NB.ipynb [NB ...]    # execute in place through the etc_nb kernel: tools/run_notebooks.py
 
 Percent format: a line `# %%` starts a code cell, `# %% [markdown]` a markdown cell whose lines are `# `-prefixed
 (or a plain triple-quoted block). Run `nbdev_clean` afterwards.
 """
-import hashlib, json, os, re, sys, time
+import hashlib, json, re, sys
 from pathlib import Path
 
 _hdr = re.compile(r'^# %%(?:\s*\[(markdown|md|raw)\])?\s*$')
@@ -65,36 +65,10 @@ def nb2py(src, dst):
         else: out.append(f"# %% [{'markdown' if c['cell_type']=='markdown' else 'raw'}]\n" + '\n'.join('# '+l if l else '#' for l in s.split('\n')))
     Path(dst).write_text('\n\n'.join(out) + '\n')
 
-def run(fn):
-    "Execute notebook `fn` in place as nbdev_test would (tst_flags cells skipped), keeping the outputs"
-    from execnb.nbio import read_nb, write_nb
-    from execnb.shell import CaptureShell
-    from nbdev.config import get_config
-    from nbdev.process import NBProcessor
-    from fastcore.xtras import working_directory
-    fn = Path(fn).resolve()
-    flags = set(get_config().tst_flags.split())
-    nb = read_nb(fn)
-    proc = NBProcessor(fn, process=True).nb  # parses directives
-    skip = set()
-    for i, c in enumerate(proc.cells):
-        d = getattr(c, 'directives_', {}) or {}
-        if c.cell_type != 'code' or 'nbdev_export(' in c.source or d.get('eval:', [''])[0].lower() == 'false' or flags & d.keys(): skip.add(i)
-    os.environ['IN_TEST'] = '1'
-    sys.path.insert(0, str(get_config().config_path))
-    sh = CaptureShell(fn)
-    t = time.time()
-    with working_directory(fn.parent):
-        for i, c in enumerate(nb.cells):
-            if i in skip: continue
-            sh.cell(c)
-            if sh.exc: write_nb(nb, fn); raise SystemExit(f'{fn.name}: cell {i} failed\n' + sh.prettytb(fname=fn))
-    write_nb(nb, fn)
-    print(f'{fn.name}: ran in {time.time()-t:.1f}s')
-
 if __name__ == '__main__':
     cmd, *args = sys.argv[1:]
     if cmd == 'py2nb': py2nb(*args)
     elif cmd == 'nb2py': nb2py(*args)
-    elif cmd == 'run': [run(a) for a in args]
+    elif cmd == 'run':
+        import run_notebooks; sys.exit(run_notebooks.main(args))
     else: sys.exit(__doc__)

@@ -5,7 +5,7 @@
 # one more passed or failed; BENCH=0 (or NBS) skips them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install.sh
+bash tools/install.sh --browser   # with headless Chromium for nbs/90_interface.ipynb
 . "${VENV:-.venv}/bin/activate"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONWARNINGS=ignore
 # nbdev_test runs two notebooks at a time on the two cores: one math thread each avoids oversubscription (measured 6x)
