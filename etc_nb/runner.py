@@ -262,7 +262,7 @@ def cli_command(script:str='etc_nb_run', # console script name
     "The installed console script, or `python -m <module>` when the package was installed without it"
     return script_command(script, module)
 
-# %% ../nbs/13_runner.ipynb #ead11367
+# %% ../nbs/13_runner.ipynb #a0c98b3e
 _SPARK = '▁▂▃▄▅▆▇█'
 
 def _rgba(h:float, hmax:float=4.0)->str: return f"rgba(214,39,40,{min(max(h / hmax, 0.), 1.) * 0.85:.2f})"
