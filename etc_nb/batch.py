@@ -134,7 +134,7 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
         if sig is not None: s._pre = sig[s.slot]
         if rows is not None: s._add_rows(rows[s.slot][:, None, :n])
 
-# %% ../nbs/05a_batch.ipynb #c7a26ddb
+# %% ../nbs/05a_batch.ipynb #1f752da1
 class SlotSession(Session):
     "A `Session` whose KV cache is a slot of a `SlotPool`"
     def __init__(self, engine:'BatchEngine', prefix:Prefix, slot:int, case:str='', context:str='', text:str|list=''):
@@ -173,9 +173,7 @@ class BatchEngine(Engine):
     def submit(self, sess:SlotSession)->torch.Tensor:
         "Run the session's pending tokens: through the scheduler when one runs, else alone"
         if self.scheduler is not None and self.scheduler.current is not None: return self.scheduler.request('forward', sess)
-        return self._run_alone(sess)
-
-    def _run_alone(self, sess:SlotSession)->torch.Tensor: return Session._forward(sess)   # exactly the one-question engine
+        return Session._forward(sess)                                   # alone: exactly the one-question engine
 
     def __repr__(self): return f"BatchEngine({type(self.model).__name__}, slots={self.slots}, attention={self.attention!r})"
 

@@ -142,7 +142,7 @@ def check_config(out:Path, cfg:dict):
         raise UsageError(f"{out} holds a run with different arguments ({'; '.join(d[:4])}{' ...' if len(d) > 4 else ''}): "
                          f"use another --out folder, or delete this one to start over")
 
-# %% ../nbs/13_runner.ipynb #3fc541bb
+# %% ../nbs/13_runner.ipynb #abf24ec0
 def summary_table(records:list)->pd.DataFrame:
     "Per method: n, EM, F1, efficiency counters per question (DRAGIN Table 3 / ETC Table 5), seconds per question"
     t, by = efficiency_table(records), pd.DataFrame(records).groupby('method', sort=False)
@@ -166,7 +166,7 @@ def answer_questions(loop:Loop, # the loop (engine, prompt, retrievers)
                      batch_size:int=1, # questions decoded together (1: one at a time, the sequential loop)
                     )->Iterator[dict]: # one trace per question (each carries its `qid`), in completion order
     "Answer questions with one method, yielding each trace as it completes (the unit the runner and its workers share)"
-    if batch_size < 1: raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    check_args(batch_size=batch_size)
     if batch_size > 1 and len(questions) > 1: yield from answer_batched(loop, m, questions, min(batch_size, len(questions)), debug); return
     for q in questions: yield loop(q, m, debug=debug)
 
