@@ -4,7 +4,8 @@
     python benchmarks/throughput.py                 # CPU: 100 2WikiMultihopQA questions x {etc, dragin}, B = 1, 4, 8, 16, 32
     python benchmarks/throughput.py --quick         # about a minute: 2 questions, B = 1, 2, and the --device path on a tiny model (CI)
     python benchmarks/throughput.py --device cuda   # decode tokens/s at B = 1, 8, 32 on a random Llama-2-7B-shaped bf16
-                                                    # model vs HF `generate` with a static cache (--quick: tiny model, CPU)
+                                                    # model, with and without CUDA graphs, vs HF `generate` with a static
+                                                    # cache (--quick: tiny model, CPU)
 
 CPU mode: the same questions through the sequential runner (B = 1) and the batched runner at each B, in one run; per B
 questions/hour, seconds and peak RSS; then `identical_fraction` (share of (question, method) records whose prediction,
@@ -12,7 +13,7 @@ token ids, retrieval events, queries and passages equal the sequential run's), a
 when it starts at a token whose top-1 minus top-2 logit in the sequential run is below 1e-3 (`etc_nb.batch.compare_runs`).
 Prints one JSON line last (also written to $OUT/throughput.json when OUT is set).
 """
-import argparse, json, os, resource, sys, time
+import argparse, gc, json, os, resource, sys, time
 here = os.path.dirname(os.path.abspath(__file__)); sys.path[:0] = [os.path.dirname(here)]
 import torch
 
@@ -42,7 +43,7 @@ def cpu_mode(n:int, batches:list, methods:list)->dict:
                peak_rss_gb=round(peak_rss_gb(), 2))
     return out
 
-def random_model(device:str, quick:bool):
+def random_model(device:str, quick:bool, dtype=None):
     "Llama-2-7B-shaped bf16 model with random weights on CUDA (a tiny one for --quick), and a tokenizer of its vocabulary size"
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
     from tokenizers import Tokenizer, models, pre_tokenizers, decoders
@@ -53,40 +54,84 @@ def random_model(device:str, quick:bool):
     tok = PreTrainedTokenizerFast(tokenizer_object=t, eos_token='</s>', pad_token='</s>')
     cfg = LlamaConfig(**shape, vocab_size=32002, max_position_embeddings=4096, eos_token_id=None, pad_token_id=32001)
     torch.manual_seed(0)
-    dtype = torch.bfloat16 if device == 'cuda' else torch.float32
-    model = LlamaForCausalLM(cfg).to(device=device, dtype=dtype).eval(); model.generation_config.eos_token_id = None
+    dtype, saved = dtype or (torch.bfloat16 if device == 'cuda' else torch.float32), torch.get_default_dtype()
+    torch.set_default_dtype(dtype)                    # made in place on the device: a 7B model never sits on the host
+    try:
+        with torch.device(device): model = LlamaForCausalLM(cfg).eval()
+    finally: torch.set_default_dtype(saved)
+    model.generation_config.eos_token_id = None
     return model, tok
 
-def decode_rate(model, tok, B:int, prompt:int, new:int)->tuple:
-    "Aggregate decode tokens/s of the batched engine (signals on) and of HF generate with a static cache, B sequences"
-    from etc_nb.batch import BatchEngine, Scheduler
-    g = torch.Generator().manual_seed(B)
-    prefix_ids = torch.randint(0, 32000, (prompt,), generator=g).tolist()
-    eng = BatchEngine(model, tok, slots=B, capacity=prompt + new + 64)
-    pre = eng.prefix(''.join(chr(0x100 + i) for i in prefix_ids))
-    cases = [torch.randint(0, 32000, (8,), generator=g).tolist() for _ in range(B)]
-    def job(case):
-        def run(): return len(list(eng.session(pre, text=case).generate(new)))
-        return run
+def our_decode(eng, pre, cases:list, new:int)->tuple:
+    "Seconds for every case to decode `new` tokens in the engine's slots, (token, entropy) per case, and the scheduler's stats"
+    from etc_nb.batch import Scheduler
+    def job(case): return lambda: [(st.id, st.entropy) for st in eng.session(pre, text=case).generate(new)]
     sched = Scheduler(eng)
-    list(sched.run([job(c) for c in cases]))                      # warm-up (allocations, kernels)
-    sync = torch.cuda.synchronize if model.device.type == 'cuda' else (lambda: None)
-    sync(); t0 = time.perf_counter(); n = sum(r for _, r in sched.run([job(c) for c in cases])); sync()
-    ours = n / (time.perf_counter() - t0)
-    ids = torch.tensor([pre.ids + c for c in cases], device=model.device)
-    kw = dict(do_sample=False, max_new_tokens=new, min_new_tokens=new, cache_implementation='static', pad_token_id=32001)
-    with torch.inference_mode():
-        model.generate(ids, **kw); sync(); t0 = time.perf_counter(); model.generate(ids, **kw); sync()
-    return round(ours, 1), round(B * new / (time.perf_counter() - t0), 1)
+    sync(); t0 = time.perf_counter(); out = dict(sched.run([job(c) for c in cases])); sync()
+    return time.perf_counter() - t0, [out[i] for i in range(len(cases))], sched.stats
+
+def sync():
+    if torch.cuda.is_available(): torch.cuda.synchronize()
+
+def marginal_rate(run, B:int, lo:int, hi:int)->float:
+    "Decode tokens/s without the prompt's cost: B x (hi - lo) new tokens over the time difference of the two lengths"
+    run(lo); run(hi)                                                # warm-up (allocations, kernels, graphs, compilation)
+    return round(B * (hi - lo) / (run(hi) - run(lo)), 1)
+
+def decode_rates(model, tok, B:int, prompt:int, lo:int, hi:int)->dict:
+    "Aggregate decode tokens/s at batch B: the batched engine (signals on) with and without CUDA graphs, HF static-cache generate"
+    from etc_nb.batch import BatchEngine
+    g = torch.Generator().manual_seed(B)
+    text = lambda n: ''.join(chr(0x100 + i) for i in torch.randint(0, 32000, (n,), generator=g).tolist())
+    prefix_text, cases = text(prompt), [text(8) for _ in range(B)]
+    res, toks = {}, {}
+    for graphs in (True, False):
+        eng = BatchEngine(model, tok, slots=B, capacity=prompt + hi + 64, cuda_graphs=graphs); pre = eng.prefix(prefix_text)
+        res['graphs' if graphs else 'no_graphs'] = marginal_rate(lambda n: our_decode(eng, pre, cases, n)[0], B, lo, hi)
+        t, toks[graphs], st = our_decode(eng, pre, cases, hi)
+        res[('graphs' if graphs else 'no_graphs') + '_step_share'] = round(st['decode_s'] / t, 3)   # the rest: the sessions' Python
+        ids = torch.tensor([pre.ids + eng.encode(c) for c in cases], device=model.device)
+        del eng, pre; gc.collect(); torch.cuda.empty_cache() if torch.cuda.is_available() else None
+    kw = dict(do_sample=False, cache_implementation='static', pad_token_id=32001)
+    def hf(n):
+        with torch.inference_mode():
+            sync(); t0 = time.perf_counter(); model.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw); sync()
+        return time.perf_counter() - t0
+    res['hf_static_generate'] = marginal_rate(hf, B, lo, hi)
+    gc.collect(); torch.cuda.empty_cache() if torch.cuda.is_available() else None
+    return res
+
+def graph_parity(device:str, B:int=4, new:int=24)->dict:
+    "The captured step against the plain one: a small fp32 model with sharpened random weights (few near-ties), B sequences"
+    from etc_nb.batch import BatchEngine
+    model, tok = random_model(device, True, dtype=torch.float32)
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if p.dim() == 2: p.mul_(4)
+    g = torch.Generator().manual_seed(1)
+    text = lambda n: ''.join(chr(0x100 + i) for i in torch.randint(0, 32000, (n,), generator=g).tolist())
+    pre_text, cases, out = text(64), [text(8) for _ in range(B)], {}
+    for graphs in (True, False):
+        eng = BatchEngine(model, tok, slots=B, cuda_graphs=graphs); out[graphs] = our_decode(eng, eng.prefix(pre_text), cases, new)[1]
+    a, b = out[True], out[False]
+    return dict(sequences=B, new_tokens=new, same_tokens=sum([x for x, _ in u] == [x for x, _ in v] for u, v in zip(a, b)) / B,
+                max_entropy_diff=max(abs(x[1] - y[1]) for u, v in zip(a, b) for x, y in zip(u, v)))
 
 def device_mode(device:str, quick:bool)->dict:
     model, tok = random_model(device, quick)
-    prompt, new, batches = (64, 8, [1, 2]) if quick else (1500, 64, [1, 8, 32])
-    out = dict(device=torch.cuda.get_device_name() if device == 'cuda' else 'cpu', model='tiny random Llama' if quick else
-               'random Llama-2-7B shape, bf16', prompt_tokens=prompt, new_tokens=new, decode_tokens_per_s={}, hf_static_generate_tokens_per_s={})
+    prompt, lo, hi, batches = (64, 4, 8, [1, 2]) if quick else (1500, 32, 96, [1, 8, 32])
+    import transformers
+    out = dict(device=torch.cuda.get_device_name() if device == 'cuda' else 'cpu', torch=torch.__version__,
+               transformers=transformers.__version__, model='tiny random Llama' if quick else
+               'random Llama-2-7B shape, bf16', prompt_tokens=prompt, new_tokens=[lo, hi],
+               rate='decode tokens/s = B x (hi - lo) / (time for hi new tokens - time for lo): the prompt\'s cost cancels',
+               per_batch={})
     for B in batches:
-        ours, hf = decode_rate(model, tok, B, prompt, new)
-        out['decode_tokens_per_s'][B], out['hf_static_generate_tokens_per_s'][B] = ours, hf; print(B, ours, hf, flush=True)
+        out['per_batch'][B] = decode_rates(model, tok, B, prompt, lo, hi); print(B, out['per_batch'][B], flush=True)
+    out['graph_parity'] = graph_parity(device); print(out['graph_parity'], flush=True)
+    top = out['per_batch'][batches[-1]]
+    out.update(decode_tokens_per_s_at_max_batch=top['graphs'], max_batch=batches[-1],
+               vs_hf_static_generate=round(top['graphs'] / top['hf_static_generate'], 2))
     return out
 
 if __name__ == '__main__':

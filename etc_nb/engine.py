@@ -316,11 +316,12 @@ def choose_signals(x:torch.Tensor, # (b, vocab) scores (raw logits, or processed
     ent, p, lp = token_signals(x, ids); top = torch.topk(x, 2, -1).values
     return torch.stack([ids.double(), ent.double(), p.double(), lp.double(), (top[:, 0] - top[:, 1]).double()], -1)
 
-# %% ../nbs/05_engine.ipynb #c01ca190
+# %% ../nbs/05_engine.ipynb #64781434
 @patch
-def _add_rows(self:Session, a:torch.Tensor): # (H, r, T): rows of the last r positions
+def _add_rows(self:Session, a:torch.Tensor, # (H, r, T): rows of the last r positions
+              mean:torch.Tensor|None=None): # (r, T): their head mean, when the caller has it already
     "Store new rows and update the received-attention aggregates"
-    T, r = self.n_cached, a.shape[1]; mean = a.mean(0)
+    T, r = self.n_cached, a.shape[1]; mean = a.mean(0) if mean is None else mean
     for i in range(r):
         q = T-r+i; self.rows.append(mean[i, :q+1])
         if self.engine.attention == 'heads': self.head_rows.append(a[:, i, :q+1])
@@ -396,7 +397,7 @@ def received(self:Session, start:int|None=None, end:int|None=None, # key span (d
         v = torch.cat([v[..., :lo-start], torch.maximum(v[..., lo-start:], d)], -1)
     return v
 
-# %% ../nbs/05_engine.ipynb #8ac66291
+# %% ../nbs/05_engine.ipynb #80a6b89d
 @patch
 def _grow_text(self:Session)->str: # the piece the last token adds to `self.text`
     cur = self._text_now(); piece = cur[len(self.text):] if cur.startswith(self.text) else cur
@@ -424,13 +425,16 @@ def generate(self:Session, max_new_tokens:int=64, # stop after this many tokens
             if any(s in tail for s in stop_strings): self.stop_reason = 'stop_string'
             elif k == max_new_tokens-1: self.stop_reason = 'max_tokens'
             self._forward()                            # feed the token: its own row now, the next distribution for later
-            attn = self.rows[-1].cpu().numpy() if self.engine.hooked is not None else None
+            attn = self._last_row_host() if self.engine.hooked is not None else None
             yield TokenStep(tid, piece, is_word_start(piece, prev), ent, p, lp, pos, attn, margin)
             if gen != self._gen: raise RuntimeError("the session changed while this generator was paused")
             if self.stop_reason: return
     except GeneratorExit:
         if gen == self._gen and self.stop_reason is None: self.stop_reason = 'caller'
         raise
+
+@patch
+def _last_row_host(self:Session): return self.rows[-1].cpu().numpy()   # the last token's row, for its `TokenStep`
 
 @patch
 def rollback(self:Session, n_keep:int, # text-segment tokens to keep (given text + generated)

@@ -15,8 +15,9 @@ import numpy as np, torch
 from spacy.lang.en.stop_words import STOP_WORDS
 from .core import load_nlp
 
-# %% ../nbs/01_signals.ipynb #7442625f
+# %% ../nbs/01_signals.ipynb #daa8c5f4
 def _check_logits(logits:torch.Tensor):
+    if logits.is_cuda and torch.cuda.is_current_stream_capturing(): return   # a captured graph checks its output after replay
     if torch.isnan(logits).any() or torch.isposinf(logits).any():
         raise ValueError("logits contain NaN or +inf: the forward pass is numerically broken (check dtype/overflow)")
     if torch.isneginf(logits).all(-1).any(): raise ValueError("a row of logits is all -inf: no token is possible")
