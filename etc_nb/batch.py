@@ -74,7 +74,7 @@ class SlotPool:
     def nbytes(self)->int: return sum(t.numel() * t.element_size() for t in self.k + self.v)
     def __repr__(self): return f"SlotPool({self.slots} slots × {self.capacity} positions, {self.nbytes / 2**20:.0f} MiB)"
 
-# %% ../nbs/05a_batch.ipynb #80c8d9ad
+# %% ../nbs/05a_batch.ipynb #616afff2
 class _Step(threading.local): pos, rows, last, shared = None, None, None, 0
 _STEP = _Step()
 _BATCH_IMPL = 'etc_nb_batch'
@@ -100,6 +100,7 @@ def _batch_attention(module, query, key, value, attention_mask, scaling=None, dr
     if sliding_window: hide = hide | (qpos - kpos >= sliding_window)
     p = torch.softmax(s.masked_fill(hide, float('-inf')), -1)
     if module is _STEP.last: _STEP.rows = p.view(b, H, L)
+    # in bf16 the two partial products are each rounded before the sum: one rounding more than one product, no copy
     p = p.to(value.dtype)
     out = _shared_matmul(p[..., :P], value[0, :, :P]) + torch.matmul(p[..., P:], value[:, :, P:])
     return out.reshape(b, H, 1, d).transpose(1, 2).contiguous(), None
@@ -116,7 +117,7 @@ class _StepCache(DynamicCache):
         return k[:self.b, :, :self.L], v[:self.b, :, :self.L]
     def get_seq_length(self, layer_idx=0)->int: return self.L - 1
 
-# %% ../nbs/05a_batch.ipynb #55fffc53
+# %% ../nbs/05a_batch.ipynb #e4e96ec4
 def _run_step(pool:SlotPool, eng, ids:torch.Tensor, pos:torch.Tensor, b:int, L:int)->tuple:
     "The model's forward over pool rows [0, b) and keys [0, L): logits (b, vocab), signals (b, 5) or None, last-layer rows (b, H, L) or None"
     model = eng.model; cfg, saved = model.config, model.config._attn_implementation
@@ -154,20 +155,20 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
     if not sessions: return
     eng = sessions[0].engine; model = eng.model
     graph = eng.cuda_graphs and model.device.type == 'cuda'
+    for s in sessions:
+        if len(s.ids) - s.n_cached != 1: raise ValueError(f"slot {s.slot}: a batched step feeds one token, {len(s.ids) - s.n_cached} are pending")
+    L = max(s.n_cached for s in sessions) + 1
+    if L > pool.capacity - 1: pool.grow(L + 1)                   # (before the positions: idle rows write at the last one)
     b = pool.slots if graph else max(s.slot for s in sessions) + 1
     ids = torch.zeros(b, 1, dtype=torch.long)
     pos = torch.full((b,), pool.capacity - 1) if graph else torch.tensor([pool.caches[i].layers[0].n for i in range(b)])
-    for s in sessions:
-        if len(s.ids) - s.n_cached != 1: raise ValueError(f"slot {s.slot}: a batched step feeds one token, {len(s.ids) - s.n_cached} are pending")
-        ids[s.slot, 0], pos[s.slot] = s.ids[s.n_cached], s.n_cached
-    L = max(s.n_cached for s in sessions) + 1
-    if L > pool.capacity - 1: pool.grow(L + 1); pos[pos >= L + 1] = pool.capacity - 1
+    for s in sessions: ids[s.slot, 0], pos[s.slot] = s.ids[s.n_cached], s.n_cached
     if graph:
         if pool.graph is None: pool.graph = CudaGraphStep(pool, eng)
         logits, sig, rows = pool.graph(ids, pos)
     else: logits, sig, rows = _run_step(pool, eng, ids.to(model.device), pos.to(model.device), b, int(pos.max()) + 1)
     sig = sig.tolist() if sig is not None else None                                  # one host transfer
-    if graph and any(math.isnan(sig[s.slot][1]) for s in sessions):   # what `token_signals` checks outside a graph
+    if graph and sig is not None and any(math.isnan(sig[s.slot][1]) for s in sessions):   # what `token_signals` checks outside a graph
         raise ValueError("logits contain NaN or +inf: the forward pass is numerically broken (check dtype/overflow)")
     if rows is not None: mean = rows.mean(1); host = mean.cpu().numpy()       # heads averaged, to the host in one transfer
     for s in sessions:
@@ -175,7 +176,9 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
         for l in s.cache.layers: l.n = n
         s.n_cached, s.logits = n, logits[s.slot]
         if sig is not None: s._pre = sig[s.slot]
-        if rows is not None: s._add_rows(rows[s.slot][:, None, :n], mean[s.slot, None, :n]); s._host_row = host[s.slot, :n]
+        if rows is not None:                  # copies: a stored row must not keep the whole step's tensor alive
+            a = rows[s.slot][:, None, :n]
+            s._add_rows(a.clone() if eng.attention == 'heads' else a, mean[s.slot, None, :n].clone()); s._host_row = host[s.slot, :n]
 
 # %% ../nbs/05a_batch.ipynb #5ce5390f
 class SlotSession(Session):
@@ -224,7 +227,7 @@ class BatchEngine(Engine):
 
     def __repr__(self): return f"BatchEngine({type(self.model).__name__}, slots={self.slots}, attention={self.attention!r})"
 
-# %% ../nbs/05a_batch.ipynb #7d207e47
+# %% ../nbs/05a_batch.ipynb #4fc20454
 class _Worker:
     def __init__(self, slot:int): self.slot, self.go, self.req, self.out, self.thread, self.job = slot, threading.Event(), None, None, None, None
 
@@ -240,14 +243,25 @@ class Scheduler:
     def request(self, kind:str, *args):
         "Called by a worker: hand a request to the scheduler and wait for its answer"
         w = self.current; w.req = (kind, *args)
-        self.current = None; self.back.set(); w.go.wait(); w.go.clear()
+        self._pass_on()
+        if self._abort: raise _Abort()                           # torn down while this worker ran
+        w.go.wait(); w.go.clear()
         if self._abort: raise _Abort()
         self.current = w
         res, w.out = w.out, None
         return res
 
-    def _resume(self, w:_Worker):
-        self.current = w; w.go.set(); self.back.wait(); self.back.clear()
+    _round, _i, _abort = [], 0, False
+    def _pass_on(self):
+        "Wake the round's next worker, or the scheduler after the last: one thread switch per worker and step"
+        if self._abort: return                                  # tearing down: `run` wakes every worker itself
+        self._i += 1
+        if self._i < len(self._round): self.current = self._round[self._i]; self.current.go.set()
+        else: self.current = None; self.back.set()
+
+    def _round_of(self, live:list):
+        "Run every live worker once, in slot order, until each has a request (or has exited)"
+        self._round, self._i, self.current = live, 0, live[0]; live[0].go.set(); self.back.wait(); self.back.clear()
 
     def run(self, jobs:list, # callables, each answering one item (called in a worker thread)
            )->Iterator[tuple]: # (job index, result) as jobs complete
@@ -260,14 +274,14 @@ class Scheduler:
                     self.current, w.job = w, nxt[0]; done.append((nxt[0], nxt[1]()))
             except _Abort: pass
             except BaseException as e: errors.append(e)
-            finally: w.req = ('exit',); self.current = None; self.back.set()
+            finally: w.req = ('exit',); self._pass_on()
         workers = [_Worker(s) for s in range(self.engine.slots)]
         self.engine.scheduler = self
         try:
             for w in workers: w.thread = threading.Thread(target=work, args=(w,), daemon=True); w.thread.start()
             live = list(workers)
             while live:
-                for w in live: self._resume(w)
+                self._round_of(live)
                 while done: yield done.pop(0)
                 if errors: raise errors[0]
                 live = [w for w in live if w.req[0] != 'exit']
