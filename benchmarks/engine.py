@@ -79,8 +79,8 @@ def weight_bytes(model)->int: # every parameter once (tied embeddings counted on
 class ETCStream:
     "Streaming ETC score as the release computes it (reference notes §0.2-0.3, §2.5-2.7), updated per token: a cost proxy"
     def __init__(self, session, theta=1.3):
-        from etc_nb.signals import STOP_WORDS     # spaCy's English list, as the release masks with
-        self.s, self.theta, self.stop = session, theta, STOP_WORDS
+        from etc_nb.signals import stop_words     # spaCy's English list, as the release masks with
+        self.s, self.theta, self.stop = session, theta, stop_words()
         self.word, self.H, self.d1, self.d2, self.att, self.fired = [], [], [], [], [], False
     def step(self, st):
         if st.word_start and self.word: self._close()

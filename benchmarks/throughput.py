@@ -11,7 +11,9 @@ CPU mode: the same questions through the sequential runner (B = 1) and the batch
 questions/hour, seconds and peak RSS; then `identical_fraction` (share of (question, method) records whose prediction,
 token ids, retrieval events, queries and passages equal the sequential run's), and the divergences, each *explained*
 when it starts at a token whose top-1 minus top-2 logit in the sequential run is below 1e-3 (`etc_nb.batch.compare_runs`).
-Prints one JSON line last (also written to $OUT/throughput.json when OUT is set).
+Prints one JSON line last (also written to $OUT/throughput.json when OUT is set). The `--device cuda` mode needs
+torch, transformers and etc_nb's own light dependencies (fastcore, rank_bm25, scipy, pandas): on a GPU machine without
+the project installed, carry fastcore and rank_bm25 as wheels (importing etc_nb does not import spaCy).
 """
 import argparse, gc, json, os, resource, sys, time
 here = os.path.dirname(os.path.abspath(__file__)); sys.path[:0] = [os.path.dirname(here)]

@@ -4,15 +4,15 @@
 
 # %% auto #0
 __all__ = ['AGGREGATIONS', 'CLITICS', 'CONTENT_POS', 'ABBREVIATIONS', 'CLOSERS', 'token_entropy', 'token_signals', 'TokenStep',
-           'is_punct', 'is_word_start', 'token_pieces', 'steps_from_pieces', 'aggregate', 'stopword_content',
-           'PosContent', 'content_mask', 'closes_sentence', 'Word', 'WordStream', 'group_words', 'split_sentences']
+           'is_punct', 'is_word_start', 'token_pieces', 'steps_from_pieces', 'aggregate', 'stop_words',
+           'stopword_content', 'PosContent', 'content_mask', 'closes_sentence', 'Word', 'WordStream', 'group_words',
+           'split_sentences']
 
-# %% ../nbs/01_signals.ipynb #8a8260da
-import math, os, re, unicodedata
+# %% ../nbs/01_signals.ipynb #bc684840
+import functools, math, os, re, unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 import numpy as np, torch
-from spacy.lang.en.stop_words import STOP_WORDS
 from .core import load_nlp
 
 # %% ../nbs/01_signals.ipynb #daa8c5f4
@@ -116,12 +116,18 @@ def aggregate(values:list[float], # the token entropies of one word
     if not len(values): raise ValueError("a word has at least one token: got no values")
     return float(AGGREGATIONS[how](list(values)))
 
-# %% ../nbs/01_signals.ipynb #3237abf5
+# %% ../nbs/01_signals.ipynb #c4c384df
 CLITICS = {'s', 't', 'd', 'm', 'll', 're', 've'}
 CONTENT_POS = {'NOUN', 'ADJ', 'VERB', 'PROPN', 'NUM'}
 _APOS = "'’‘"
 
 def _has_alnum(text:str)->bool: return any(c.isalnum() for c in text)
+
+@functools.cache
+def stop_words()->frozenset:
+    "spaCy's English stop-word list (imported on first use, so that importing etc_nb does not import spaCy)"
+    from spacy.lang.en.stop_words import STOP_WORDS
+    return frozenset(STOP_WORDS)
 
 def stopword_content(text:str, # the word's text (may carry leading whitespace)
                      left:str='', # the sentence's text before it
@@ -130,7 +136,7 @@ def stopword_content(text:str, # the word's text (may carry leading whitespace)
     core = text.strip()
     if not _has_alnum(core): return False
     if (core[0] in _APOS or left[-1:] in tuple(_APOS)) and core.lstrip(_APOS).lower() in CLITICS: return False
-    return core.lower() not in STOP_WORDS
+    return core.lower() not in stop_words()
 
 # %% ../nbs/01_signals.ipynb #2293e58c
 class PosContent:
