@@ -75,6 +75,15 @@ def our_decode(eng, pre, cases:list, new:int)->tuple:
 def sync():
     if torch.cuda.is_available(): torch.cuda.synchronize()
 
+def free_memory():
+    gc.collect()
+    if torch.cuda.is_available(): torch.cuda.empty_cache()
+
+def random_texts(seed:int, *lengths:int)->list:
+    "Texts of random vocabulary characters (one token each), one per length"
+    g = torch.Generator().manual_seed(seed)
+    return [''.join(chr(0x100 + i) for i in torch.randint(0, 32000, (n,), generator=g).tolist()) for n in lengths]
+
 def marginal_rate(run, B:int, lo:int, hi:int)->float:
     "Decode tokens/s without the prompt's cost: B x (hi - lo) new tokens over the time difference of the two lengths"
     run(lo); run(hi)                                                # warm-up (allocations, kernels, graphs, compilation)
@@ -83,24 +92,25 @@ def marginal_rate(run, B:int, lo:int, hi:int)->float:
 def decode_rates(model, tok, B:int, prompt:int, lo:int, hi:int)->dict:
     "Aggregate decode tokens/s at batch B: the batched engine (signals on) with and without CUDA graphs, HF static-cache generate"
     from etc_nb.batch import BatchEngine
-    g = torch.Generator().manual_seed(B)
-    text = lambda n: ''.join(chr(0x100 + i) for i in torch.randint(0, 32000, (n,), generator=g).tolist())
-    prefix_text, cases = text(prompt), [text(8) for _ in range(B)]
-    res, toks = {}, {}
+    prefix_text, *cases = random_texts(B, prompt, *[8] * B)
+    res = {}
     for graphs in (True, False):
         eng = BatchEngine(model, tok, slots=B, capacity=prompt + hi + 64, cuda_graphs=graphs); pre = eng.prefix(prefix_text)
-        res['graphs' if graphs else 'no_graphs'] = marginal_rate(lambda n: our_decode(eng, pre, cases, n)[0], B, lo, hi)
-        t, toks[graphs], st = our_decode(eng, pre, cases, hi)
-        res[('graphs' if graphs else 'no_graphs') + '_step_share'] = round(st['decode_s'] / t, 3)   # the rest: the sessions' Python
+        runs = {}
+        def ours(n): runs[n] = our_decode(eng, pre, cases, n); return runs[n][0]
+        key = 'graphs' if graphs else 'no_graphs'
+        res[key] = marginal_rate(ours, B, lo, hi)
+        t, _, st = runs[hi]                                                 # the timed run of `hi` tokens
+        res[key + '_step_share'] = round(st['decode_s'] / t, 3)            # the rest: the sessions' Python
         ids = torch.tensor([pre.ids + eng.encode(c) for c in cases], device=model.device)
-        del eng, pre; gc.collect(); torch.cuda.empty_cache() if torch.cuda.is_available() else None
+        del eng, pre; free_memory()
     kw = dict(do_sample=False, cache_implementation='static', pad_token_id=32001)
     def hf(n):
         with torch.inference_mode():
             sync(); t0 = time.perf_counter(); model.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw); sync()
         return time.perf_counter() - t0
     res['hf_static_generate'] = marginal_rate(hf, B, lo, hi)
-    gc.collect(); torch.cuda.empty_cache() if torch.cuda.is_available() else None
+    free_memory()
     return res
 
 def graph_parity(device:str, B:int=4, new:int=24)->dict:
@@ -110,9 +120,7 @@ def graph_parity(device:str, B:int=4, new:int=24)->dict:
     with torch.no_grad():
         for n, p in model.named_parameters():
             if p.dim() == 2: p.mul_(4)
-    g = torch.Generator().manual_seed(1)
-    text = lambda n: ''.join(chr(0x100 + i) for i in torch.randint(0, 32000, (n,), generator=g).tolist())
-    pre_text, cases, out = text(64), [text(8) for _ in range(B)], {}
+    (pre_text, *cases), out = random_texts(1, 64, *[8] * B), {}
     for graphs in (True, False):
         eng = BatchEngine(model, tok, slots=B, cuda_graphs=graphs); out[graphs] = our_decode(eng, eng.prefix(pre_text), cases, new)[1]
     a, b = out[True], out[False]

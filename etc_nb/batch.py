@@ -6,15 +6,16 @@
 __all__ = ['SlotLayer', 'SlotPool', 'CudaGraphStep', 'decode_step', 'SlotSession', 'BatchEngine', 'Scheduler', 'batch_loop',
            'answer_batched', 'record_view', 'first_divergence', 'compare_runs']
 
-# %% ../nbs/05a_batch.ipynb #63bba96c
+# %% ../nbs/05a_batch.ipynb #707a543f
 import copy, functools, math, threading, time
 from typing import Iterator
 import torch
 from transformers import DynamicCache
-from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
+from transformers.modeling_utils import AttentionInterface
 from .engine import Engine, GrowingLayer, Prefix, Session, choose_signals
 from .loop import Loop, MethodConfig
 from .retrieval import Retriever
+from .signals import _NONFINITE_LOGITS
 from .triggers import Trigger
 
 # %% ../nbs/05a_batch.ipynb #b674af21
@@ -117,7 +118,7 @@ class _StepCache(DynamicCache):
         return k[:self.b, :, :self.L], v[:self.b, :, :self.L]
     def get_seq_length(self, layer_idx=0)->int: return self.L - 1
 
-# %% ../nbs/05a_batch.ipynb #e4e96ec4
+# %% ../nbs/05a_batch.ipynb #3b6d06c9
 def _run_step(pool:SlotPool, eng, ids:torch.Tensor, pos:torch.Tensor, b:int, L:int)->tuple:
     "The model's forward over pool rows [0, b) and keys [0, L): logits (b, vocab), signals (b, 5) or None, last-layer rows (b, H, L) or None"
     model = eng.model; cfg, saved = model.config, model.config._attn_implementation
@@ -133,15 +134,15 @@ def _run_step(pool:SlotPool, eng, ids:torch.Tensor, pos:torch.Tensor, b:int, L:i
 class CudaGraphStep:
     "The decode step of all a pool's slots over its whole capacity, captured once as a CUDA graph and replayed"
     def __init__(self, pool:SlotPool, eng):
-        dev, S, self.capacity = eng.model.device, pool.slots, pool.capacity
+        dev, S = eng.model.device, pool.slots
         self.ids = torch.zeros(S, 1, dtype=torch.long, device=dev)
         self.pos = torch.full((S,), pool.capacity - 1, device=dev)   # warm-up and capture write only the never-used last position
         side = torch.cuda.Stream(dev); side.wait_stream(torch.cuda.current_stream(dev))
         with torch.cuda.stream(side):
-            for _ in range(2): _run_step(pool, eng, self.ids, self.pos, S, self.capacity)   # allocations, kernel choices
+            for _ in range(2): _run_step(pool, eng, self.ids, self.pos, S, pool.capacity)   # allocations, kernel choices
         torch.cuda.current_stream(dev).wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph): self.out = _run_step(pool, eng, self.ids, self.pos, S, self.capacity)
+        with torch.cuda.graph(self.graph): self.out = _run_step(pool, eng, self.ids, self.pos, S, pool.capacity)
 
     def __call__(self, ids:torch.Tensor, pos:torch.Tensor)->tuple: # (S, 1) and (S,) host tensors -> `_run_step`'s triple
         self.ids.copy_(ids); self.pos.copy_(pos); self.graph.replay()
@@ -169,7 +170,7 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
     else: logits, sig, rows = _run_step(pool, eng, ids.to(model.device), pos.to(model.device), b, int(pos.max()) + 1)
     sig = sig.tolist() if sig is not None else None                                  # one host transfer
     if graph and sig is not None and any(math.isnan(sig[s.slot][1]) for s in sessions):   # what `token_signals` checks outside a graph
-        raise ValueError("logits contain NaN or +inf: the forward pass is numerically broken (check dtype/overflow)")
+        raise ValueError(_NONFINITE_LOGITS)
     if rows is not None: mean = rows.mean(1); host = mean.cpu().numpy()       # heads averaged, to the host in one transfer
     for s in sessions:
         n = s.n_cached + 1

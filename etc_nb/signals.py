@@ -15,11 +15,12 @@ from typing import Callable
 import numpy as np, torch
 from .core import load_nlp
 
-# %% ../nbs/01_signals.ipynb #daa8c5f4
+# %% ../nbs/01_signals.ipynb #c0981a4d
+_NONFINITE_LOGITS = "logits contain NaN or +inf: the forward pass is numerically broken (check dtype/overflow)"
+
 def _check_logits(logits:torch.Tensor):
     if logits.is_cuda and torch.cuda.is_current_stream_capturing(): return   # a captured graph checks its output after replay
-    if torch.isnan(logits).any() or torch.isposinf(logits).any():
-        raise ValueError("logits contain NaN or +inf: the forward pass is numerically broken (check dtype/overflow)")
+    if torch.isnan(logits).any() or torch.isposinf(logits).any(): raise ValueError(_NONFINITE_LOGITS)
     if torch.isneginf(logits).all(-1).any(): raise ValueError("a row of logits is all -inf: no token is possible")
 
 def token_entropy(logits:torch.Tensor, # (..., vocab) raw next-token logits, any float dtype
