@@ -62,6 +62,7 @@ ARG_RULES = dict(        # argument: (kind, smallest allowed value)
     max_retrievals=('int', 0),     # retrieval cap per question
     batch_size=('int', 1),         # questions decoded together
     workers=('int', 1),            # parallel worker processes
+    start=('int', 0),              # questions skipped before a slice
     shard=('shard', None),         # 'i/N': the i-th of N slices, 0 <= i < N
 )
 

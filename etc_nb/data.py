@@ -7,10 +7,10 @@ __all__ = ['ANSWER_TYPES', 'DATASETS', 'DOWNLOADS', 'MANUAL', 'Question', 'QADat
            'dataset_paragraphs', 'list_datasets', 'Download', 'default_download_dir', 'unpack', 'download',
            'download_cli']
 
-# %% ../nbs/06_data.ipynb #1f051d49
+# %% ../nbs/06_data.ipynb #e6f6596c
 import ast, gzip, html, inspect, json, os, random, re, shutil, tarfile, tempfile, urllib.request, zipfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 from fastcore.script import store_true
@@ -120,7 +120,7 @@ def _paragraphs(ctx)->list:
 
 def _uniq(xs)->list: return list(dict.fromkeys(xs))
 
-# %% ../nbs/06_data.ipynb #e656f765
+# %% ../nbs/06_data.ipynb #d325859e
 @dataclass(frozen=True)
 class Variant:
     "How to load one variant of a dataset"
@@ -153,8 +153,11 @@ def _variant(name:str, variant:str|None)->tuple:
 def select(items:list, # questions in file order
            n:int|None=None, # how many; None = all
            seed:int|None=None, # None = the first n in file order; an int = a seeded uniform sample, kept in file order
+           start:int=0, # skip the first `start` items (a slice [start, start+n) disjoint from one that takes the first)
           )->list:
-    "The first `n` items, or a seeded random sample of `n` returned in file order"
+    "The first `n` items (after `start`), or a seeded random sample of `n` returned in file order"
+    if not 0 <= start <= len(items): raise UsageError(f"cannot start at question {start} of {len(items)}")
+    items = items[start:]
     if n is None: return list(items)
     if n < 0 or n > len(items): raise UsageError(f"cannot select n={n} from {len(items)} questions")
     if seed is None: return list(items[:n])
@@ -165,6 +168,7 @@ def load_dataset(name:str, # a key of `DATASETS`, e.g. '2wikimultihopqa'
                  variant:str|None=None, # default: the dataset's first variant
                  seed:int|None=None, # None = first n in file order; int = seeded sample
                  path:str|Path|None=None, # read the main file from here instead of the data directory
+                 start:int=0, # skip the first `start` questions of the file
                  **opts, # variant options, e.g. `include_impossible=True` for squad2
                 )->QADataset:
     "Load a benchmark's questions in file order, optionally the first `n` or a seeded sample"
@@ -172,7 +176,7 @@ def load_dataset(name:str, # a key of `DATASETS`, e.g. '2wikimultihopqa'
     if bad := [k for k in opts if k not in inspect.signature(v.load).parameters]:
         raise UsageError(f"{name}/{variant} has no option(s) {bad}")
     src, items, skipped = v.load(_resolver(v.main, path), **opts)
-    return QADataset(select(items, n, seed), name, variant, src, skipped)
+    return QADataset(select(items, n, seed, start), name, variant, src, skipped)
 
 def dataset_paragraphs(name:str, # a key of `DATASETS`
                        variant:str|None=None, # default: the dataset's first variant
@@ -491,6 +495,20 @@ DATASETS['squad2'] = {
     'official': Variant('squad2/dev-v2.0.json', _squad_loader('squad2/dev-v2.0.json'), _squad_paragraphs('squad2/dev-v2.0.json'),
                         'official dev-v2.0.json'),
 }
+
+# %% ../nbs/06_data.ipynb #1bede6f9
+def _wiki_combined(get):
+    for name, v in [('2wikimultihopqa', 'hipporag'), ('hotpotqa', 'train100'), ('squad2', 'cs224n')]:
+        yield from DATASETS[name][v].paragraphs(get)
+
+def _strategyqa_facts(get):
+    _, items, _ = _load_strategyqa_bigbench(get)
+    for i, q in enumerate(items): yield _paragraph(f"StrategyQA facts {i}", q.meta['facts'])
+
+DATASETS['hotpotqa']['wiki_combined'] = replace(DATASETS['hotpotqa']['simplified'], paragraphs=_wiki_combined,
+    note='all 7,405 dev questions over the combined Wikipedia closed corpus (2Wiki HippoRAG + train100 + SQuAD; no gold paragraphs)')
+DATASETS['strategyqa']['oracle_facts'] = replace(DATASETS['strategyqa']['official_order'], paragraphs=_strategyqa_facts,
+    note='official order over the oracle-fact corpus (the facts of all 2,290 questions, one passage each)')
 
 # %% ../nbs/06_data.ipynb #7dd141f5
 def list_datasets()->list: # [{dataset, variant, file, found, note}]

@@ -218,7 +218,7 @@ def replay_chunk(trigger:Trigger, # the method's trigger (not modified)
     aggs = {k: _from_json(v) for k, v in chunk['aggregates'].items()}
     return first_decision(trigger, steps_from_chunk(chunk), first_chunk=chunk['trigger_chunk'] == 0, **aggs)
 
-# %% ../nbs/12_loop.ipynb #4fb97690
+# %% ../nbs/12_loop.ipynb #733d86b5
 _STOP = {'eos': 'eos', 'stop_string': 'stop_string', 'max_tokens': 'budget'}
 
 class Loop:
@@ -232,7 +232,7 @@ class Loop:
                 ):
         self.engine, self.prompt, self.dataset = engine, prompt, dataset or prompt.dataset
         self.model, self.corpus, self._retrievers, self._triggers = model or DEFAULT_MODEL, dict(corpus or {}), dict(retrievers), {}
-        self.prefix = engine.prefix(prompt.demos())
+        self.prefix, self.prompt_format = engine.prefix(prompt.demos()), prompt.format
 
     def retriever(self, name:str)->Retriever:
         "The retriever called `name` (built on first use)"

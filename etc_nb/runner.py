@@ -8,7 +8,7 @@ __all__ = ['SWEEP_TARGETS', 'corpus_variant', 'closed_corpus', 'bm25_retriever',
            'default_batch_size', 'answer_questions', 'default_out', 'run', 'run_cli', 'cli_command', 'trace_html',
            'trace_text', 'Trace', 'answer', 'held_out', 'sweep', 'pick_threshold']
 
-# %% ../nbs/13_runner.ipynb #6b1fbd0b
+# %% ../nbs/13_runner.ipynb #b5efce0e
 import functools, html, json, os, shutil, sys, time
 from typing import Iterator
 from pathlib import Path
@@ -23,7 +23,7 @@ from .engine import Engine
 from .evaluation import efficiency_table
 from .lm import check_model, load_lm, model_name
 from .loop import METHODS, Loop, MethodConfig, method_config, method_definitions, threshold_param, trigger_params
-from .prompts import get_prompt
+from .prompts import PROMPT_FORMATS, get_prompt, in_format
 from .retrieval import BM25Index, CachedRetriever, DenseIndex
 
 # %% ../nbs/13_runner.ipynb #8ad83ea1
@@ -62,7 +62,7 @@ def dense_retriever(corpus:Corpus)->CachedRetriever:
 
 def corpus_info(corpus:Corpus)->dict: return dict(name=corpus.name, fingerprint=corpus.fingerprint, size=len(corpus))
 
-# %% ../nbs/13_runner.ipynb #fdcc5629
+# %% ../nbs/13_runner.ipynb #8e0d442b
 @functools.cache
 def _engine(model:str)->Engine: return Engine(*load_lm(model))
 
@@ -71,17 +71,19 @@ def get_engine(model:str|None=None)->Engine:
     return _engine(model_name(model))
 
 @functools.cache
-def _loop(dataset:str, model:str, variant:str)->Loop:
-    corpus = closed_corpus(dataset, variant)
-    return Loop(get_engine(model), get_prompt(dataset), {'bm25': bm25_retriever(corpus), 'dense': lambda: dense_retriever(corpus)},
+def _loop(dataset:str, model:str, variant:str, prompt_format:str)->Loop:
+    corpus, engine = closed_corpus(dataset, variant), get_engine(model)
+    return Loop(engine, in_format(get_prompt(dataset), prompt_format, engine.tok), {'bm25': bm25_retriever(corpus), 'dense': lambda: dense_retriever(corpus)},
                 dataset=dataset, model=model, corpus=corpus_info(corpus))
 
 def get_loop(dataset:str='2wikimultihopqa', # dataset (its prompt and closed corpus)
              model:str|None=None, # model name (default: $ETC_NB_MODEL or the bundled SmolLM2-135M)
              variant:str|None=None, # dataset variant (default: the first one)
+             prompt_format:str='raw', # 'raw' (the papers' few-shot text) or 'chat' (one user turn of the model's template)
             )->Loop:
     "The process's loop for a dataset and model: engine, demos prefix, closed-corpus BM25 (+ dense on demand)"
-    return _loop(dataset, model_name(model), _variant(dataset, variant))
+    if prompt_format not in PROMPT_FORMATS: raise UsageError(f"unknown prompt format {prompt_format!r}; use {' or '.join(PROMPT_FORMATS)}")
+    return _loop(dataset, model_name(model), _variant(dataset, variant), prompt_format)
 
 # %% ../nbs/13_runner.ipynb #4e0af07b
 def read_traces(path:str|Path, # a traces.jsonl file (missing: no records)
@@ -103,7 +105,7 @@ def read_traces(path:str|Path, # a traces.jsonl file (missing: no records)
     if len(set(keys)) != len(keys): raise DataError(path, "a (method, qid) is recorded twice")
     return records
 
-# %% ../nbs/13_runner.ipynb #31c4bcaf
+# %% ../nbs/13_runner.ipynb #1a620478
 def _applies(key:str, name:str)->bool:
     d = method_definitions()[name]
     return key in trigger_params(d['trigger']) or (key == 'top_n' and d.get('query') == 'qfs') or key in MethodConfig.__dataclass_fields__
@@ -120,12 +122,12 @@ def method_configs(dataset:str, # dataset name (thresholds, top-n)
         raise UsageError(f"no method among {methods} takes {unused}")
     return {m: method_config(m, dataset, model, **{k: v for k, v in overrides.items() if _applies(k, m)}) for m in methods}
 
-def run_config(loop:Loop, methods:dict, questions, n:int|None, seed:int|None, debug:bool)->dict:
+def run_config(loop:Loop, methods:dict, questions, n:int|None, seed:int|None, debug:bool, start:int=0)->dict:
     "Everything that identifies a run"
     p = loop.prompt
     bundled = {'data': 'bundled sample (data/bundled), not the benchmark'} if is_bundled(questions.path) else {}
-    return dict(dataset=loop.dataset, variant=questions.variant, **bundled, n=n, seed=seed, model=loop.model, corpus=loop.corpus,
-                prompt=dict(preset=p.preset, fewshot=p.fewshot, max_length=p.max_length), debug=debug,
+    return dict(dataset=loop.dataset, variant=questions.variant, **bundled, n=n, start=start, seed=seed, model=loop.model, corpus=loop.corpus,
+                prompt=dict(preset=p.preset, format=loop.prompt_format, fewshot=p.fewshot, max_length=p.max_length), debug=debug,
                 methods={k: {**m.to_dict(), 'hash': m.hash} for k, m in methods.items()})
 
 def _diff(a, b, path='')->list:
@@ -142,7 +144,7 @@ def check_config(out:Path, cfg:dict):
         raise UsageError(f"{out} holds a run with different arguments ({'; '.join(d[:4])}{' ...' if len(d) > 4 else ''}): "
                          f"use another --out folder, or delete this one to start over")
 
-# %% ../nbs/13_runner.ipynb #abf24ec0
+# %% ../nbs/13_runner.ipynb #e9da6e04
 def summary_table(records:list)->pd.DataFrame:
     "Per method: n, EM, F1, efficiency counters per question (DRAGIN Table 3 / ETC Table 5), seconds per question"
     t, by = efficiency_table(records), pd.DataFrame(records).groupby('method', sort=False)
@@ -185,8 +187,9 @@ def _in_run_order(records:list, cfgs:dict, questions)->list:
     mi, qi = {m: i for i, m in enumerate(cfgs)}, {q.id: i for i, q in enumerate(questions)}
     return sorted(records, key=lambda r: (mi.get(r['method'], len(mi)), qi.get(r['qid'], len(qi))))
 
-def default_out(dataset:str, methods:list, n:int|None, shard:str|None=None)->Path:
-    return project_root()/'runs'/(f"{dataset}_{'-'.join(methods)}_n{n}" + (f"_shard{shard.replace('/', 'of')}" if shard else ''))
+def default_out(dataset:str, methods:list, n:int|None, shard:str|None=None, start:int=0, prompt_format:str='raw')->Path:
+    return project_root()/'runs'/(f"{dataset}_{'-'.join(methods)}_n{n}" + (f"_from{start}" if start else '') + (f"_{prompt_format}" if prompt_format != 'raw' else '')
+                                  + (f"_shard{shard.replace('/', 'of')}" if shard else ''))
 
 def run(dataset:str='2wikimultihopqa', # dataset name
         method:str|list='etc', # a method, a comma-separated list, or a list
@@ -201,21 +204,25 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         shard:str|None=None, # 'i/N': only the i-th of N parts of the questions (0-based; `etc_nb.scale.shard_questions`)
         workers:int=0, # answer on this many Ray actors (`etc_nb.scale`); 0: in this process
         ray_address:str|None=None, # with `workers`: join this Ray cluster (default $RAY_ADDRESS; none: start a local one)
+        start:int=0, # skip the dataset's first `start` questions (a validation slice disjoint from a test slice)
+        prompt_format:str='raw', # 'raw' (the papers' few-shot text) or 'chat' (one user turn of the model's chat template)
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
     methods, model, variant = _split_methods(method), check_model(model), corpus_variant(dataset, variant)   # names
-    check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard)                        # numbers
+    check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard, start=start)           # numbers
+    if prompt_format not in PROMPT_FORMATS: raise UsageError(f"unknown prompt format {prompt_format!r}; use {' or '.join(PROMPT_FORMATS)}")
     cfgs = method_configs(dataset, model, methods, **overrides)
     if shard or workers: from etc_nb.scale import RunPlan, answer_on_ray, import_ray, shard_questions
     if workers:
         try: import_ray()
         except ImportError as e: raise UsageError(str(e)) from None
-    questions = load_dataset(dataset, n=n, variant=variant, seed=seed); closed_corpus(dataset, variant)  # data
-    loop = RunPlan(dataset, model, variant) if workers else get_loop(dataset, model, variant)   # the model (a Ray driver loads none)
-    cfg = run_config(loop, cfgs, questions, n, seed, debug)
+    questions = load_dataset(dataset, n=n, variant=variant, seed=seed, start=start); closed_corpus(dataset, variant)  # data
+    loop = (RunPlan(dataset, model, variant, prompt_format) if workers else       # the model (a Ray driver loads none)
+            get_loop(dataset, model, variant, prompt_format))
+    cfg = run_config(loop, cfgs, questions, n, seed, debug, start)
     if shard: questions = shard_questions(questions, shard); cfg['shard'] = questions.shard
-    out = Path(out) if out else default_out(dataset, methods, n, cfg.get('shard'))
+    out = Path(out) if out else default_out(dataset, methods, n, cfg.get('shard'), start, prompt_format)
     check_config(out, cfg)
     c = loop.corpus
     if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
@@ -229,7 +236,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     table.to_csv(out/'summary.csv')
     return table
 
-# %% ../nbs/13_runner.ipynb #af486f1a
+# %% ../nbs/13_runner.ipynb #b20a0c2a
 @console_script('etc_nb_run')
 def run_cli(dataset:str='2wikimultihopqa', # dataset name
             method:str='etc', # method(s), comma-separated: wo_rag, single_rag, fl_rag, fs_rag, flare, flare_dragin, dragin, dragin_official, etc, etc_1st, etc_fixed, etc_no_smoothing, etc_release, lrag
@@ -248,11 +255,13 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
             shard:str=None, # answer only part i of N, e.g. 0/4 (0-based; one Slurm array task each, own --out), then etc_nb_merge
             workers:int=None, # answer on this many Ray actors (pip install "etc_nb[ray]"); default: in this process
             ray_address:str=None, # with --workers: join this Ray cluster (default $RAY_ADDRESS; none: start a local one)
+            start:int=0, # skip the first START questions: answer questions [START, START+N) (e.g. a validation slice)
+            prompt_format:str='raw', # raw (the papers' few-shot text) or chat (one user turn of the model's chat template)
            ):
     "Run dynamic-RAG methods on a dataset slice; resumable; prints the summary table (console script `etc_nb_run`)"
     over = {k: v for k, v in dict(alpha=alpha, theta=theta, tau=tau, top_n=top_n, max_retrievals=max_retrievals).items() if v is not None}
     table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, shard=shard, workers=workers or 0,
-                ray_address=ray_address, **over)
+                ray_address=ray_address, start=start, prompt_format=prompt_format, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
 
 # %% ../nbs/13_runner.ipynb #f456e57f

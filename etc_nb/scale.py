@@ -40,14 +40,15 @@ def shard_questions(questions:QADataset, # the run's questions
     part.shard = f"{i}/{k}"
     return part
 
-# %% ../nbs/13c_scale.ipynb #4b82928b
+# %% ../nbs/13c_scale.ipynb #a38adb70
 class RunPlan:
     "What the runner's configuration reads from a `Loop` (dataset, model, prompt, corpus, methods), without loading the model"
     def __init__(self, dataset:str, # dataset name
                  model:str|None=None, # model name (default: $ETC_NB_MODEL or the bundled SmolLM2-135M)
                  variant:str|None=None, # dataset variant
+                 prompt_format:str='raw', # 'raw' or 'chat' (`etc_nb.prompts.in_format`)
                 ):
-        self.dataset, self.model, self.variant = dataset, model_name(model), _variant(dataset, variant)
+        self.dataset, self.model, self.variant, self.prompt_format = dataset, model_name(model), _variant(dataset, variant), prompt_format
         self.prompt, self.corpus = get_prompt(dataset), corpus_info(closed_corpus(dataset, variant))
 
     def method(self, m:str, **overrides): return method_config(m, self.dataset, self.model, **overrides)
@@ -90,10 +91,10 @@ def ray_cluster(address:str|None=None, # a running cluster, e.g. 'head-node:6379
             yield ray
         finally: ray.shutdown()
 
-# %% ../nbs/13c_scale.ipynb #806b4510
+# %% ../nbs/13c_scale.ipynb #b70b5c44
 class Worker:
     "A Ray actor's state: one loop (model loaded once) that answers the chunks of questions it is handed"
-    def __init__(self, dataset:str, model:str, variant:str): self.loop = get_loop(dataset, model, variant)
+    def __init__(self, dataset:str, model:str, variant:str, prompt_format:str='raw'): self.loop = get_loop(dataset, model, variant, prompt_format)
 
     def describe(self)->dict:
         l = self.loop
@@ -117,7 +118,7 @@ def start_workers(ray, # the `ray` module, initialised
     if have.get(unit, 0) < n: raise ValueError(f"--workers {n} needs {n} {unit}s, the Ray cluster has {have.get(unit, 0):g}")
     actor = ray.remote(num_cpus=1, num_gpus=int(unit == 'GPU'), max_restarts=1, max_task_retries=1)(Worker)
     tag = uuid.uuid4().hex[:6]
-    actors = [actor.options(name=f'etc_nb-worker-{i}-{tag}').remote(plan.dataset, plan.model, plan.variant) for i in range(n)]
+    actors = [actor.options(name=f'etc_nb-worker-{i}-{tag}').remote(plan.dataset, plan.model, plan.variant, plan.prompt_format) for i in range(n)]
     try: info = ray.get([a.describe.remote() for a in actors])
     except ray.exceptions.RayError as e: raise RuntimeError(f"a Ray worker could not start: {e}") from None
     for i, d in enumerate(info):
