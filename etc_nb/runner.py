@@ -62,7 +62,7 @@ def dense_retriever(corpus:Corpus)->CachedRetriever:
 
 def corpus_info(corpus:Corpus)->dict: return dict(name=corpus.name, fingerprint=corpus.fingerprint, size=len(corpus))
 
-# %% ../nbs/13_runner.ipynb #8e0d442b
+# %% ../nbs/13_runner.ipynb #dfe0cdf6
 @functools.cache
 def _engine(model:str)->Engine: return Engine(*load_lm(model))
 
@@ -73,7 +73,9 @@ def get_engine(model:str|None=None)->Engine:
 @functools.cache
 def _loop(dataset:str, model:str, variant:str, prompt_format:str)->Loop:
     corpus, engine = closed_corpus(dataset, variant), get_engine(model)
-    return Loop(engine, in_format(get_prompt(dataset), prompt_format, engine.tok), {'bm25': bm25_retriever(corpus), 'dense': lambda: dense_retriever(corpus)},
+    try: prompt = in_format(get_prompt(dataset), prompt_format, engine.tok)
+    except ValueError as e: raise UsageError(str(e)) from None                 # e.g. a base model without a chat template
+    return Loop(engine, prompt, {'bm25': bm25_retriever(corpus), 'dense': lambda: dense_retriever(corpus)},
                 dataset=dataset, model=model, corpus=corpus_info(corpus))
 
 def get_loop(dataset:str='2wikimultihopqa', # dataset (its prompt and closed corpus)
@@ -105,7 +107,7 @@ def read_traces(path:str|Path, # a traces.jsonl file (missing: no records)
     if len(set(keys)) != len(keys): raise DataError(path, "a (method, qid) is recorded twice")
     return records
 
-# %% ../nbs/13_runner.ipynb #1a620478
+# %% ../nbs/13_runner.ipynb #7dcc067e
 def _applies(key:str, name:str)->bool:
     d = method_definitions()[name]
     return key in trigger_params(d['trigger']) or (key == 'top_n' and d.get('query') == 'qfs') or key in MethodConfig.__dataclass_fields__
@@ -140,6 +142,7 @@ def check_config(out:Path, cfg:dict):
     f = out/'config.json'
     if not f.exists(): out.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps(cfg, indent=1)); return
     old = json.loads(f.read_text())
+    old.setdefault('start', 0); old.get('prompt', {}).setdefault('format', 'raw')   # folders written before these keys existed
     if d := _diff(old, json.loads(json.dumps(cfg))):
         raise UsageError(f"{out} holds a run with different arguments ({'; '.join(d[:4])}{' ...' if len(d) > 4 else ''}): "
                          f"use another --out folder, or delete this one to start over")

@@ -196,7 +196,7 @@ def by_key(records:list)->dict: # (method, qid) -> record without timing fields
     "Records keyed by (method, qid), timing fields dropped: what two runs of one configuration must agree on"
     return {(r['method'], r['qid']): without_timing(r) for r in records}
 
-# %% ../nbs/13c_scale.ipynb #e86f5740
+# %% ../nbs/13c_scale.ipynb #c92a3c36
 def _run_of(d:Path)->dict:
     if not (d/'config.json').is_file(): raise ValueError(f"{d} is not a run folder (no config.json)")
     return json.loads((d/'config.json').read_text())
@@ -211,7 +211,7 @@ def _same_run(dirs:list)->dict:
 
 def _run_questions(cfg:dict)->list:
     "The question list of a run's configuration, checked to come from the same kind of file (benchmark or bundled sample)"
-    qs = load_dataset(cfg['dataset'], n=cfg['n'], variant=cfg['variant'], seed=cfg['seed'])
+    qs = load_dataset(cfg['dataset'], n=cfg['n'], variant=cfg['variant'], seed=cfg['seed'], start=cfg.get('start', 0))
     if is_bundled(qs.path) != ('data' in cfg):
         raise ValueError(f"the run used {'the bundled sample' if 'data' in cfg else 'the benchmark file'}, this machine has {qs.path}")
     return qs

@@ -13,7 +13,7 @@ from .core import UsageError, console_script
 from .data import load_dataset
 from .runner import read_traces, trace_text
 
-# %% ../nbs/17_show.ipynb #7a514d18
+# %% ../nbs/17_show.ipynb #37a20a08
 def by_question(records:list, # trace records of a run
                 methods:list, # the methods to compare
                 order:list|None=None, # qids in run order (default: the order of the records)
@@ -30,7 +30,7 @@ def question_order(run_dir:str|Path, # a run folder: its config.json names the d
     "The run's questions in the order the runner took them (a batched run writes its records in completion order)"
     try:
         cfg = json.loads((Path(run_dir)/'config.json').read_text())
-        return [q.id for q in load_dataset(cfg['dataset'], n=cfg['n'], variant=cfg['variant'], seed=cfg['seed'])]
+        return [q.id for q in load_dataset(cfg['dataset'], n=cfg['n'], variant=cfg['variant'], seed=cfg['seed'], start=cfg.get('start', 0))]
     except (OSError, ValueError, KeyError): return []      # no config, or its dataset is not on this machine
 
 def _what_it_did(r:dict)->str:
