@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['ROWS', 'EXPORT_FIELDS', 'GRIDS', 'REFERENCE_METHODS', 'MAIN_METHODS', 'ABLATION_METHODS', 'EXPERIMENTS', 'TUNED_FROM',
-           'PAPER_COLUMNS', 'Row', 'Job', 'job', 'run_job', 'kept_format', 'summarize', 'experiment_dir',
-           'committed_jobs', 'export_experiment', 'restore_runs', 'load_experiment', 'tuning_jobs', 'pick_best',
-           'sweep_table', 'tuned_params', 'method_params', 'experiment_jobs', 'backbone_table', 'choose_backbone',
-           'score_table', 'paper_records', 'compare_to', 'experiment_cli']
+           'PAPER_COLUMNS', 'PAPER_DATASETS', 'Row', 'Job', 'job', 'run_job', 'job_command', 'kept_format', 'summarize',
+           'experiment_dir', 'committed_jobs', 'export_experiment', 'restore_runs', 'load_experiment', 'tuning_jobs',
+           'pick_best', 'sweep_table', 'tuned_params', 'method_params', 'experiment_jobs', 'backbone_table',
+           'choose_backbone', 'score_table', 'paper_records', 'compare_to', 'paper_scores', 'side_by_side',
+           'experiment_cli']
 
 # %% ../nbs/19_experiments.ipynb #7b60b6ea
 import functools, gzip, json, shutil
@@ -92,6 +93,22 @@ def run_job(model:str, # model name or Hugging Face id
     n = min(n, limit or n)
     return run(r.dataset, j.method, n, model, j.folder(model, runs or (f"experiments-limit{limit}" if limit else 'experiments')), r.variant, progress=progress, batch_size=batch_size,
                workers=workers, start=start, prompt_format=j.prompt_format, **dict(j.params))
+
+# %% ../nbs/19_experiments.ipynb #40933dfb
+def job_command(model:str, # model name or Hugging Face id
+                j:Job, # the job
+                batch_size:int|None=None, # --batch-size (None: the runner's default)
+                workers:int|None=None, # --workers: Ray actors (None: in this process)
+                limit:int|None=None, # as in `run_job`
+                runs:str|None=None, # as in `run_job`
+               )->list: # argv, starting with 'etc_nb_run'
+    "The `etc_nb_run` command that answers a job into the run folder `run_job` uses"
+    r = ROWS[j.row]; start, n = r.slice(j.split)
+    out = j.folder(model, runs or (f"experiments-limit{limit}" if limit else 'experiments'))
+    cmd = ['etc_nb_run', '--dataset', r.dataset, '--variant', r.variant, '--method', j.method, '--n', str(min(n, limit or n)),
+           '--start', str(start), '--model', model, '--out', str(out), '--prompt-format', j.prompt_format]
+    cmd += [a for k, v in j.params for a in (f"--{k.replace('_', '-')}", _fmt(v))]
+    return cmd + (['--batch-size', str(batch_size)] if batch_size else []) + (['--workers', str(workers)] if workers else [])
 
 # %% ../nbs/19_experiments.ipynb #e2cbec96
 EXPORT_FIELDS = ('base_method', 'split', 'variant') # added to a runner record by the export (which also renames `method`, `dataset`)
@@ -347,6 +364,33 @@ def compare_to(records:list, # an experiment's records
     out = pd.DataFrame(lines)
     if len(out): out['p_holm'] = adjust_pvalues(out.p, 'holm')
     return out
+
+# %% ../nbs/19_experiments.ipynb #0bcec7d7
+PAPER_DATASETS = {'2WikiMultihopQA': '2wikimultihopqa', 'HotpotQA': 'hotpotqa', 'StrategyQA': 'strategyqa', 'IIRC': 'iirc'}
+_PAPER_METRICS = {'EM': 'EM', 'F1': 'F1', 'Accuracy': 'acc', 'ACC': 'acc'}
+
+def paper_scores(table:str='table2', # a score table of `paper_tables.json`: 'table2', 'table4'
+                 model:str='Llama2-7b', # one of its models
+                 columns=None, # the (row, metric) columns to keep and average (default: all of `PAPER_COLUMNS`)
+                )->pd.DataFrame: # `score_table`'s layout, plus the printed average as ('avg_printed', '')
+    "A printed score table of one model in `score_table`'s layout"
+    p = paper_records(table); p = p[p.model == model]
+    if p.empty: raise UsageError(f"{table} has no model {model!r}")
+    s = p[p.dataset.isin(list(PAPER_DATASETS))].assign(row=lambda d: d.dataset.map(PAPER_DATASETS), m=lambda d: d.metric.map(_PAPER_METRICS))
+    t = s.pivot_table(index='method', columns=['row', 'm'], values='value').reindex(list(dict.fromkeys(s.method)))
+    cols = [c for c in (columns or PAPER_COLUMNS) if c in t]; t = t[cols]; t.columns = pd.MultiIndex.from_tuples(cols)
+    t[('avg', '')], t[('avg_of', '')] = t[cols].mean(axis=1), len(cols)
+    t[('avg_printed', '')] = p[p.dataset == 'average'].set_index('method').value.reindex(t.index)
+    return t
+
+def side_by_side(tables:dict, # label -> table in `score_table`'s layout
+                )->pd.DataFrame: # columns (row, metric, label) over the columns every table has
+    "Several score tables interleaved column by column (paper vs. measured here)"
+    first = next(iter(tables.values()))
+    cols = [c for c in first.columns if c[0] not in ('avg_of', 'avg_printed') and all(c in t for t in tables.values())]
+    out = pd.concat({k: t[cols] for k, t in tables.items()}, axis=1)
+    out.columns = pd.MultiIndex.from_tuples([(r, m, k) for k, r, m in out.columns])
+    return out[[c + (k,) for c in cols for k in tables]]
 
 # %% ../nbs/19_experiments.ipynb #ebb5a8df
 @console_script('etc_nb_experiment')
