@@ -105,36 +105,38 @@ def plot_timing(table:pd.DataFrame, # `timing_table` output
     fig.tight_layout()
     return fig
 
-# %% ../nbs/16_analysis.ipynb #3483009d
-SMOOTHING_READINGS = {'ours': 'dynamic', 'literal eq. 12': 'dynamic_literal', 'release 0.9+0.1w': 'release',
+# %% ../nbs/16_analysis.ipynb #d579a907
+SMOOTHING_READINGS = {'ours': 'dynamic', 'literal eq. 12': 'dynamic_literal', 'release smoothing': 'release',
                       'fixed 0.9': 'fixed', 'none': 'none'} # label -> `etc_scores` smoothing
 
 def _first_hit(scores, alpha:float)->int|None: return next((i for i, s in enumerate(np.abs(scores) >= alpha) if s), None)
 
 def readings_table(records:list, # trace records; those of ETC runs (base method 'etc') are used
-                   agg:str='max', content:str='stopwords', # ETC's word aggregation and content mask
-                  )->pd.DataFrame: # one row per decided chunk: qid, method, dataset, chunk, alpha, recorded, one column per reading, mean_test
+                  )->pd.DataFrame: # one row per chunk the trigger watched: qid, method, dataset, chunk, alpha, recorded, a column per reading, mean_test
     "The chunk word at which each smoothing reading (and |E_t| >= alpha) first fires on ETC's recorded chunks"
     rows = []
     for r in records:
         if r.get('base_method', r['method']).split('@')[0] != 'etc': continue
-        alpha = r['config']['trigger_cfg'].get('alpha')
-        if alpha is None: raise ValueError(f"record {r['qid']} of {r['method']} has no alpha in config.trigger_cfg")
+        cfg = r['config']['trigger_cfg']
+        if cfg.get('alpha') is None: raise ValueError(f"record {r['qid']} of {r['method']} has no alpha in config.trigger_cfg")
+        if cfg.get('smoothing', 'dynamic') != 'dynamic': raise ValueError(f"{r['method']} smooths with {cfg['smoothing']!r}: not an ETC run")
+        alpha, order = cfg['alpha'], cfg.get('order', 2)
         for i, c in enumerate(r['chunks']):
             if not c.get('trigger'): continue
-            ws = [w for w in group_words(steps_from_chunk(c), agg, content) if w.content]
+            ws = [w for w in group_words(steps_from_chunk(c), cfg.get('agg', 'max'), cfg.get('content', 'stopwords')) if w.content]
             h, word = [w.entropy for w in ws], lambda k: np.nan if k is None else ws[k].index
             row = dict(qid=r['qid'], method=r['method'], dataset=r.get('dataset'), chunk=i, alpha=alpha, content_words=len(ws),
                        recorded=np.nan if c.get('decision') is None else c['decision']['word'])
-            row |= {lab: word(_first_hit(etc_scores(h, smoothing=sm), alpha)) for lab, sm in SMOOTHING_READINGS.items()}
-            rows.append(row | dict(mean_test=word(_first_hit(running_mean_scores(h), alpha))))
+            row |= {lab: word(_first_hit(etc_scores(h, order, smoothing=sm), alpha)) for lab, sm in SMOOTHING_READINGS.items()}
+            rows.append(row | dict(mean_test=word(_first_hit(running_mean_scores(h, order), alpha))))
     return pd.DataFrame(rows)
 
 def readings_agreement(table:pd.DataFrame, # `readings_table` output
                        against:str='recorded', # the column compared with
-                      )->pd.DataFrame: # per reading: same, earlier, later_or_never (shares of chunks)
+                      )->pd.DataFrame: # per reading: same, earlier, later_or_never (shares of chunks), chunks
     "How often each reading fires at the same word as `against`, earlier, or later (or never)"
-    ref = table[against].fillna(np.inf)
-    cols = [c for c in list(SMOOTHING_READINGS) + ['mean_test'] if c != against]
-    return pd.DataFrame({c: dict(same=(table[c].fillna(np.inf) == ref).mean(), earlier=(table[c].fillna(np.inf) < ref).mean(),
-                                 later_or_never=(table[c].fillna(np.inf) > ref).mean()) for c in cols}).T.assign(chunks=len(table))
+    cols = ['recorded'] + list(SMOOTHING_READINGS) + ['mean_test']
+    if against not in cols: raise ValueError(f"against must be one of {cols}, got {against!r}")
+    ref, at = table[against].fillna(np.inf), lambda c: table[c].fillna(np.inf)
+    return pd.DataFrame({c: dict(same=(at(c) == ref).mean(), earlier=(at(c) < ref).mean(), later_or_never=(at(c) > ref).mean())
+                         for c in cols if c != against}).T.assign(chunks=len(table))
