@@ -8,7 +8,7 @@ __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'GRIDS', 'REFERENCE_METHODS', '
            'kept_format', 'summarize', 'experiment_dir', 'committed_jobs', 'export_experiment', 'restore_runs',
            'load_experiment', 'tuning_jobs', 'pick_best', 'sweep_table', 'tuned_params', 'method_params',
            'experiment_jobs', 'backbone_table', 'choose_backbone', 'score_table', 'paper_records', 'compare_to',
-           'paper_scores', 'side_by_side', 'experiment_cli']
+           'complete_records', 'paper_scores', 'side_by_side', 'experiment_cli']
 
 # %% ../nbs/19_experiments.ipynb #aa41ce02
 import functools, gzip, json, shutil
@@ -323,7 +323,7 @@ def choose_backbone(table:pd.DataFrame, # `backbone_table` output
     if len(near) > 1: why += f"; {len(near)} within {close} F1 of it, the fastest taken"
     return dict(model=r.model, prompt=r.prompt, gain=float(r.gain), significant=bool(len(sig)), why=why)
 
-# %% ../nbs/19_experiments.ipynb #3cb687d6
+# %% ../nbs/19_experiments.ipynb #b1d5b83e
 PAPER_COLUMNS = (('2wikimultihopqa', 'EM'), ('2wikimultihopqa', 'F1'), ('hotpotqa', 'EM'), ('hotpotqa', 'F1'),
                  ('strategyqa', 'acc'), ('iirc', 'EM'), ('iirc', 'F1')) # the columns ETC Table 2 averages
 
@@ -348,12 +348,13 @@ def paper_records(table:str, # a key of `data/configs/paper_tables.json`, e.g. '
     d = json.loads((project_root()/'data'/'configs'/'paper_tables.json').read_text(encoding='utf-8'))[table]
     return pd.DataFrame(d['records'] if isinstance(d, dict) else d)
 
-def compare_to(records:list, # an experiment's records
+def compare_to(records:list, # an experiment's records (one configuration per base method and row: see `complete_records`)
                method:str='etc', # the method compared (base name)
                baselines=None, # base names (default: every other method present)
                split:str='test',
                n_resamples:int=10_000,
-              )->pd.DataFrame: # one line per (row, baseline, metric), with Holm-adjusted p over the whole table
+               holm:str='row', # the Holm family: 'row' (each row's baselines × metrics) or 'table' (every line)
+              )->pd.DataFrame: # one line per (row, baseline, metric), with Holm-adjusted p as `p_holm`
     "Paired comparison of one method with every baseline on each row: t-test, bootstrap CI, Holm"
     from etc_nb.stats import adjust_pvalues, compare, paired
     df = pd.DataFrame([r for r in records if r['split'] == split]); df['base'] = df.method.str.split('@').str[0]
@@ -364,9 +365,20 @@ def compare_to(records:list, # an experiment's records
             for metric in [m.lower() for m in _metrics(row)]:
                 p = paired(g[g.base == method], g[g.base == b], metric, (method, b))
                 lines.append(dict(dataset=row) | compare(p, n_resamples))
+    if holm not in ('row', 'table'): raise ValueError(f"holm must be 'row' or 'table', got {holm!r}")
     out = pd.DataFrame(lines)
-    if len(out): out['p_holm'] = adjust_pvalues(out.p, 'holm')
+    if len(out): out['p_holm'] = adjust_pvalues(out.p, 'holm') if holm == 'table' else out.groupby('dataset', sort=False).p.transform(lambda p: adjust_pvalues(p, 'holm'))
     return out
+
+def complete_records(cfg:dict, # an experiment's `config.json`
+                     records:list, # its records
+                    )->list: # the records of its complete jobs
+    "Records of the jobs that answered their whole slice, checked to hold one configuration per base method and row"
+    done = [j for j in cfg['jobs'] if j['complete']]
+    if dup := [k for k, v in pd.Series([(j['row'], j['split'], j['method']) for j in done]).value_counts().items() if v > 1]:
+        raise ValueError(f"more than one complete configuration of {dup}: pick one (e.g. export only the current jobs)")
+    keep = {(j['row'], j['split'], j['name']) for j in done}
+    return [r for r in records if (r['dataset'], r['split'], r['method']) in keep]
 
 # %% ../nbs/19_experiments.ipynb #46e2bf64
 PAPER_DATASETS = {'2WikiMultihopQA': '2wikimultihopqa', 'HotpotQA': 'hotpotqa', 'StrategyQA': 'strategyqa', 'IIRC': 'iirc'}
