@@ -8,7 +8,7 @@ __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'GRIDS', 'REFERENCE_METHODS', '
            'kept_format', 'summarize', 'experiment_dir', 'committed_jobs', 'export_experiment', 'restore_runs',
            'load_experiment', 'tuning_jobs', 'pick_best', 'sweep_table', 'tuned_params', 'method_params',
            'experiment_jobs', 'backbone_table', 'choose_backbone', 'score_table', 'paper_records', 'compare_to',
-           'complete_records', 'paper_scores', 'side_by_side', 'experiment_cli']
+           'complete_records', 'split_records', 'merge_records', 'paper_scores', 'side_by_side', 'experiment_cli']
 
 # %% ../nbs/19_experiments.ipynb #aa41ce02
 import functools, gzip, json, shutil
@@ -323,7 +323,7 @@ def choose_backbone(table:pd.DataFrame, # `backbone_table` output
     if len(near) > 1: why += f"; {len(near)} within {close} F1 of it, the fastest taken"
     return dict(model=r.model, prompt=r.prompt, gain=float(r.gain), significant=bool(len(sig)), why=why)
 
-# %% ../nbs/19_experiments.ipynb #b1d5b83e
+# %% ../nbs/19_experiments.ipynb #bc8d7586
 PAPER_COLUMNS = (('2wikimultihopqa', 'EM'), ('2wikimultihopqa', 'F1'), ('hotpotqa', 'EM'), ('hotpotqa', 'F1'),
                  ('strategyqa', 'acc'), ('iirc', 'EM'), ('iirc', 'F1')) # the columns ETC Table 2 averages
 
@@ -379,6 +379,17 @@ def complete_records(cfg:dict, # an experiment's `config.json`
         raise ValueError(f"more than one complete configuration of {dup}: pick one (e.g. export only the current jobs)")
     keep = {(j['row'], j['split'], j['name']) for j in done}
     return [r for r in records if (r['dataset'], r['split'], r['method']) in keep]
+
+def split_records(experiment:str, # experiment name
+                  split:str='test', # 'test', 'validation' or 'backbone'
+                 )->dict: # model -> records
+    "Each model folder's records of an experiment's complete jobs on one split, `method` set to the base method name"
+    return {m: [r | {'method': r['base_method']} for r in complete_records(c, recs) if r['split'] == split]
+            for m, (c, _, recs) in load_experiment(experiment).items()}
+
+def merge_records(*parts:list)->list: # records, each (method, row, question) once
+    "Records of several experiments' `split_records` (main and ablation share ETC's jobs) without duplicates"
+    return list({(r['method'], r['dataset'], r['qid']): r for p in parts for r in p}.values())
 
 # %% ../nbs/19_experiments.ipynb #46e2bf64
 PAPER_DATASETS = {'2WikiMultihopQA': '2wikimultihopqa', 'HotpotQA': 'hotpotqa', 'StrategyQA': 'strategyqa', 'IIRC': 'iirc'}
