@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['WIN_RATE_PROMPT', 'format_reference', 'judge_prompt', 'parse_verdict', 'combine_verdicts', 'VerdictCache',
            'JudgeBackend', 'OpenAIJudge', 'LocalJudge', 'ask', 'JudgeItem', 'judge_items', 'sample_items',
-           'judge_pairs', 'win_rates', 'plot_win_rates']
+           'judge_pairs', 'FakeOpenAI', 'win_rates', 'plot_win_rates']
 
 # %% ../nbs/15_judge.ipynb #abe82456
 import os, re, json, time, hashlib, logging, tempfile
@@ -271,6 +271,60 @@ def judge_pairs(items:list, # JudgeItems (A = method under test, B = baseline)
     else: answers = [one(p) for p in tqdm(prompts, **bar)]
     got = dict(zip(prompts, answers))
     return [dict(judge=backend.name) | _outcome(it, got[ab], got.get(ba), both_orders, rule) for it, (ab, ba) in zip(items, pairs)]
+
+# %% ../nbs/15_judge.ipynb #78bc5114
+import http.server, threading
+
+class FakeOpenAI:
+    "OpenAI-compatible /v1/chat/completions on 127.0.0.1 with canned verdicts and failures (a test fixture other notebooks use too)"
+    def __init__(self, max_requests=80, lifetime=60.):
+        self.requests, self.seen, self.done, self.max_requests, self.lock = [], {}, threading.Event(), max_requests, threading.Lock()
+        outer = self
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def do_POST(self): outer.handle(self)
+        self.httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.httpd.daemon_threads, self.httpd.block_on_close = True, False
+        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
+        self.timer = threading.Timer(lifetime, self.stop)
+    def __enter__(self):
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start(); self.timer.start(); return self
+    def __exit__(self, *exc): self.stop()
+    def stop(self):
+        if self.done.is_set(): return
+        self.done.set(); self.timer.cancel(); self.httpd.shutdown(); self.httpd.server_close()
+
+    def send(self, h, code, body, headers={}):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            h.send_response(code)
+            for k, v in {'Content-Type': 'application/json', 'Content-Length': str(len(data)), **headers}.items(): h.send_header(k, v)
+            h.end_headers(); h.wfile.write(data)
+        except OSError: pass                                    # the client gave up (timeout)
+    def completion(self, h, text):
+        self.send(h, 200, dict(id='x', object='chat.completion', created=0, model='fake',
+                               choices=[dict(index=0, finish_reason='stop', message=dict(role='assistant', content=text))]))
+
+    def handle(self, h):
+        body = json.loads(h.rfile.read(int(h.headers['Content-Length'])))
+        prompt, auth = body['messages'][-1]['content'], h.headers.get('Authorization', '')
+        with self.lock:
+            self.requests.append(dict(auth=auth, model=body['model'], temperature=body.get('temperature'), prompt=prompt))
+            k = self.seen[prompt] = self.seen.get(prompt, 0) + 1
+            over = len(self.requests) > self.max_requests
+        if over:
+            threading.Thread(target=self.stop).start(); return self.send(h, 503, {'error': {'message': 'request budget spent'}})
+        ref = re.search(r'^Reference Answer: (.*)$', prompt, re.M).group(1)
+        cands = re.findall(r'^Candidate Answer [12]: (.*)$', prompt, re.M)
+        marks = ' '.join(cands)
+        if '[429-once]' in marks and k == 1: return self.send(h, 429, {'error': {'message': 'slow down'}}, {'Retry-After': '0'})
+        if '[500]' in marks: return self.send(h, 500, {'error': {'message': f'upstream failed for {auth}'}})
+        if '[slow]' in marks: self.done.wait(10); return self.send(h, 200, b'{}')
+        if '[garbage]' in marks: return self.completion(h, 'Both answers have merit; it is hard to say which one.')
+        if '[badjson]' in marks: return self.send(h, 200, b'<html>not json')
+        if '[echo-key]' in marks: return self.completion(h, f'0 (request authorised by {auth})')
+        ok = [re.sub(r'\s*\[[\w-]+\]', '', c) == ref for c in cands]
+        self.completion(h, '1' if ok == [True, False] else '2' if ok == [False, True] else '0')
 
 # %% ../nbs/15_judge.ipynb #dfcc99ed
 def win_rates(records, # output of `judge_pairs` (list of dicts or DataFrame)
