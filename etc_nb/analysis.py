@@ -6,8 +6,8 @@
 __all__ = ['SMOOTHING_READINGS', 'MENTION_KINDS', 'COMPARATIVES', 'CASE_COLOURS', 'first_trigger_event', 'first_positions',
            'trace_fixture', 'timing_table', 'first_chunk_words', 'entropy_by_position', 'retrieval_delay',
            'plot_timing', 'readings_table', 'readings_agreement', 'mention_words', 'kept_prefix',
-           'unsupported_mentions', 'comparison_claims', 'wrong_statements', 'timing_labels', 'timing_quality',
-           'first_word_check', 'delayed_cases', 'missing_cases', 'case_view', 'case_figure']
+           'unsupported_mentions', 'comparison_claims', 'wrong_statements', 'wrong_spans', 'timing_labels',
+           'timing_quality', 'first_word_check', 'delayed_cases', 'missing_cases', 'case_view', 'case_figure']
 
 # %% ../nbs/16_analysis.ipynb #df98a65a
 import re, unicodedata
@@ -148,7 +148,7 @@ def readings_agreement(table:pd.DataFrame, # `readings_table` output
     return pd.DataFrame({c: dict(same=(at(c) == ref).mean(), earlier=(at(c) < ref).mean(), later_or_never=(at(c) > ref).mean())
                          for c in cols if c != against}).T.assign(chunks=len(table))
 
-# %% ../nbs/16_analysis.ipynb #740a3c69
+# %% ../nbs/16_analysis.ipynb #130a9622
 MENTION_KINDS = ('PERSON', 'ORG', 'GPE', 'LOC', 'NORP', 'FAC', 'EVENT', 'WORK_OF_ART', 'LANGUAGE', 'DATE') # spaCy entity labels
 _FILLER = {'a', 'an', 'the', 'of', 'and'}
 
@@ -157,10 +157,14 @@ def mention_words(s:str)->set: # lower-case ASCII words
     s = re.sub(r'[\W_]+', ' ', re.sub(r"['’]s\b", ' ', s.lower()))           # punctuation (dashes too) separates words
     return set(unicodedata.normalize('NFKD', s).encode('ascii', 'ignore').decode().split()) - _FILLER
 
-def kept_prefix(record:dict)->str|None: # None: no trigger-fired retrieval
-    "The text a generation kept before its first trigger-fired retrieval (in the chunk where it fired)"
-    e = first_trigger_event(record)
-    return None if e is None else ''.join(record['chunks'][e['chunk']]['tokens']['text'][:e['truncate']])
+def kept_prefix(record:dict, # a trace record
+                upto:str='trigger', # 'trigger': the text kept before the retrieval; 'sentence': through the end of the trigger's sentence
+               )->str|None: # None: no trigger-fired retrieval
+    "The text a generation kept before its first trigger-fired retrieval, or all it had written of that sentence"
+    if upto not in ('trigger', 'sentence'): raise ValueError(f"upto must be 'trigger' or 'sentence', got {upto!r}")
+    if (e := first_trigger_event(record)) is None: return None
+    c = record['chunks'][e['chunk']]
+    return ''.join(c['tokens']['text'][:e['truncate'] if upto == 'trigger' else c['decision']['sentence'][1]])
 
 def unsupported_mentions(prefix:str, # generated text
                          question:str, # the question
@@ -168,10 +172,13 @@ def unsupported_mentions(prefix:str, # generated text
                          nlp=None, # spaCy pipeline (default: `load_nlp()`)
                         )->list: # mention texts, in order
     "Entities and dates named in `prefix` whose words are not all in the question or the evidence"
-    allowed = mention_words(question).union(*(mention_words(' '.join(t)) for t in evidence))
-    return [e.text for e in (nlp or load_nlp())(prefix).ents if e.label_ in MENTION_KINDS and (w := mention_words(e.text)) and not w <= allowed]
+    return [e.text for e in _unsupported(prefix, question, evidence, nlp)]
 
-# %% ../nbs/16_analysis.ipynb #12173a75
+def _unsupported(text, question, evidence, nlp)->list: # spaCy entity spans
+    allowed = mention_words(question).union(*(mention_words(' '.join(t)) for t in evidence))
+    return [e for e in (nlp or load_nlp())(text).ents if e.label_ in MENTION_KINDS and (w := mention_words(e.text)) and not w <= allowed]
+
+# %% ../nbs/16_analysis.ipynb #bb619f65
 COMPARATIVES = {'first', 'last', 'earlier', 'later', 'recently', 'recent', 'younger', 'older', 'youngest', 'oldest', 'longer',
                 'shorter', 'more', 'less', 'before', 'after'} # words that make a sentence about one option an answer
 
@@ -179,16 +186,19 @@ def _names(option:str, words:set)->bool: return bool(w := mention_words(option))
 
 def comparison_claims(prefix:str, question:str, golds:list, evidence:list)->list: # claimed options that are not the gold
     "Finished sentences of `prefix` that name the wrong option of a comparison question with its comparative word"
+    return [o for o, _ in _claims(prefix, question, golds, evidence)]
+
+def _claims(prefix:str, question:str, golds:list, evidence:list)->list: # (wrong option, (start, end) of its sentence)
     qw = mention_words(question)
     options = list(dict.fromkeys(t[0] for t in evidence if _names(t[0], qw)))
     titles = set().union(*(mention_words(o) for o in options))          # 'first' in "The First Day Of Freedom" is no cue
     cue, gold = COMPARATIVES & (qw - titles), [mention_words(g) for g in golds]
     if len(options) < 2 or not cue: return []
     out = []
-    for sent in re.findall(r'[^.!?]+[.!?]', prefix):
-        sw, low = mention_words(sent), sent.lower()
+    for m in re.finditer(r'[^.!?]+[.!?]', prefix):
+        sw, low = mention_words(m.group()), m.group().lower()
         named = sorted((o for o in options if _names(o, sw)), key=lambda o: low.find(o.lower()) % (len(low) + 1))
-        if named and cue & (sw - titles) and mention_words(named[0]) not in gold: out.append(named[0])   # "X is older than Y" claims X
+        if named and cue & (sw - titles) and mention_words(named[0]) not in gold: out.append((named[0], m.span()))   # "X is older than Y" claims X
     return out
 
 def wrong_statements(prefix:str, question:str, golds:list, evidence:list, nlp=None)->list: # reasons, empty if none
@@ -196,7 +206,11 @@ def wrong_statements(prefix:str, question:str, golds:list, evidence:list, nlp=No
     return [f"unsupported: {m}" for m in unsupported_mentions(prefix, question, evidence, nlp)] + \
            [f"wrong option: {o}" for o in comparison_claims(prefix, question, golds, evidence)]
 
-# %% ../nbs/16_analysis.ipynb #a1200995
+def wrong_spans(text:str, question:str, golds:list, evidence:list, nlp=None)->list: # (start, end) character spans, in order
+    "Where in `text` the wrong statements are: each unsupported mention, and the whole sentence of each wrong claim"
+    return sorted([(e.start_char, e.end_char) for e in _unsupported(text, question, evidence, nlp)] + [sp for _, sp in _claims(text, question, golds, evidence)])
+
+# %% ../nbs/16_analysis.ipynb #7e8408ca
 def _by_qid(records:list, what:str)->dict:
     out = {}
     for r in records:
@@ -208,28 +222,29 @@ def timing_labels(records:list, # trace records of the methods to label (one con
                   wo_rag:list, # w/o RAG records of the same questions
                   evidence:dict, # qid -> gold triples [(subject, relation, object), ...]
                   nlp=None, # spaCy pipeline (default: `load_nlp()`)
+                  upto:str='trigger', # the text labelled: see `kept_prefix`
                  )->pd.DataFrame: # one row per (method, question) with at least one retrieval
-    "Table 6's automatic labels of every retrieving question: delayed (its kept prefix states something wrong), redundant (w/o RAG is right)"
+    "Table 6's automatic labels of every retrieving question: delayed (its text before the retrieval states something wrong), redundant (w/o RAG is right)"
     nlp, wo, rows = nlp or load_nlp(), _by_qid(wo_rag, 'w/o RAG records'), []
     for r in records:
         if not r['retrievals']: continue
         if r['qid'] not in wo: raise ValueError(f"no w/o RAG record for question {r['qid']} ({r['method']})")
         if r['qid'] not in evidence: raise ValueError(f"no evidence triples for question {r['qid']} ({r['method']})")
-        e, prefix = first_trigger_event(r), kept_prefix(r)
+        e, prefix, w = first_trigger_event(r), kept_prefix(r, upto), wo[r['qid']]
         why = [] if prefix is None else wrong_statements(prefix, r['question'], r['golds'], evidence[r['qid']], nlp)
         rows.append(dict(method=r['method'], qid=r['qid'], retrievals=len(r['retrievals']), chunk=e and e['chunk'], word=e and e['word'],
-                         prefix=prefix, delayed=bool(why), why='; '.join(why), redundant=wo[r['qid']]['em'] == 1,
-                         em=r['em'], f1=r['f1'], wo_em=wo[r['qid']]['em'], wo_f1=wo[r['qid']]['f1']))
+                         prefix=prefix, delayed=bool(why), why='; '.join(why), redundant=w['em'] == 1, not_improved=r['f1'] <= w['f1'],
+                         em=r['em'], f1=r['f1'], wo_em=w['em'], wo_f1=w['f1']))
     return pd.DataFrame(rows)
 
 def timing_quality(labels:pd.DataFrame, # `timing_labels` output
                    methods:list|None=None, # rows, in this order (default: as they appear)
-                  )->pd.DataFrame: # per method: retrieving questions, delayed and redundant ratios with 95% Wilson CIs
+                  )->pd.DataFrame: # per method: retrieving questions; delayed, redundant, not_improved ratios with 95% Wilson CIs
     "Table 6 from the automatic labels"
     out = {}
     for m in methods or list(dict.fromkeys(labels.method)):
         l = labels[labels.method == m]; out[m] = dict(questions=len(l))
-        for c in ('delayed', 'redundant'):
+        for c in ('delayed', 'redundant', 'not_improved'):
             k = int(l[c].sum()); lo, hi = proportion_ci(k, len(l)) if len(l) else (np.nan, np.nan)
             out[m] |= {c: k / len(l) if len(l) else np.nan, f'{c}_low': lo, f'{c}_high': hi}
     return pd.DataFrame(out).T.astype({'questions': int})
@@ -244,48 +259,56 @@ def first_word_check(records:list, # trace records of one method
     return dict(questions=len(records), first_word=len(d), improved=int((d > 0).sum()), same=int((d == 0).sum()),
                 worse=int((d < 0).sum()), redundancy=float((d <= 0).mean()) if len(d) else np.nan)
 
-# %% ../nbs/16_analysis.ipynb #f7feb9e3
+# %% ../nbs/16_analysis.ipynb #6d3c567e
+def _gain(recs:dict, early:str, late:str, q:str)->float: return recs[(early, q)]['f1'] - recs[(late, q)]['f1']
+
 def delayed_cases(labels:pd.DataFrame, # `timing_labels` output of (at least) `late` and `early`
                   records:list, # their trace records
-                  late:str='dragin', early:str='etc', k:int=2)->list: # question ids, best first
-    "Questions where `late` retrieves after a wrong statement and `early` before it, in the first chunk; largest F1 gain of `early` first"
+                  late:str='dragin', early:str='etc', k:int=2,
+                  better:bool=True, # keep only questions where `early` scores a higher F1
+                 )->list: # question ids, largest F1 gain first
+    "Questions where `late` retrieves after a wrong statement and `early` before it, in the first chunk (and `early` scores higher)"
     lab, recs = labels.set_index(['method', 'qid']), {(r['method'], r['qid']): r for r in records}
     picks = []
     for q in sorted(set(labels.qid[labels.method == late]) & set(labels.qid[labels.method == early])):
         a, b = first_trigger_event(recs[(late, q)]), first_trigger_event(recs[(early, q)])
-        if a and b and a['chunk'] == b['chunk'] == 0 and b['answer_pos'] < a['answer_pos'] and lab.loc[(late, q), 'delayed'] and not lab.loc[(early, q), 'delayed']:
-            picks.append((recs[(late, q)]['f1'] - recs[(early, q)]['f1'], b['answer_pos'] - a['answer_pos'], q))
-    return [q for *_, q in sorted(picks)[:k]]
+        if (a and b and a['chunk'] == b['chunk'] == 0 and b['answer_pos'] < a['answer_pos'] and lab.loc[(late, q), 'delayed']
+            and not lab.loc[(early, q), 'delayed'] and (_gain(recs, early, late, q) > 0 or not better)): picks.append(q)
+    return sorted(picks, key=lambda q: (-_gain(recs, early, late, q), q))[:k]
 
 def missing_cases(records:list, # trace records of (at least) `late` and `early`
-                  late:str='dragin', early:str='etc', k:int=2)->list: # question ids, best first
-    "Questions where `late` never retrieves and `early` does; largest F1 gain of `early` first"
+                  late:str='dragin', early:str='etc', k:int=2,
+                  better:bool=True, # keep only questions where `early` scores a higher F1
+                 )->list: # question ids, largest F1 gain first
+    "Questions where `late` never retrieves and `early` does (and `early` scores higher)"
     recs = {(r['method'], r['qid']): r for r in records}
-    qs = [q for (m, q), r in recs.items() if m == late and not r['retrievals'] and recs.get((early, q), {}).get('retrievals')]
-    return sorted(qs, key=lambda q: (recs[(late, q)]['f1'] - recs[(early, q)]['f1'], q))[:k]
+    qs = [q for (m, q), r in recs.items() if m == late and not r['retrievals'] and recs.get((early, q), {}).get('retrievals') and (_gain(recs, early, late, q) > 0 or not better)]
+    return sorted(qs, key=lambda q: (-_gain(recs, early, late, q), q))[:k]
 
+# %% ../nbs/16_analysis.ipynb #d0ae0fe0
 CASE_COLOURS = dict(early='#2ca02c', late='#1f77b4', wrong='#d62728') # Fig. 4: ETC's timing green, DRAGIN's blue, wrong tokens red
 
-def _tokens_of(toks:list, mentions)->set: # indices of the tokens that overlap each mention's first occurrence
-    text, ends = ''.join(toks).lower(), np.cumsum([len(t) for t in toks])
-    spans = [(i, i + len(m)) for m in mentions if (i := text.find(m.lower())) >= 0]
+def _tokens_in(toks:list, spans:list)->set: # indices of the tokens that overlap any (start, end) character span
+    ends = np.cumsum([len(t) for t in toks])
     return {k for k, e in enumerate(ends) for a, b in spans if e - len(toks[k]) < b and e > a}
 
 def case_view(early:dict, # trace record of the method that retrieves first (ETC)
               late:dict, # trace record of the other method, same question (DRAGIN)
-              wrong:list=(), # wrong mentions to show in red (e.g. from `wrong_statements`)
-              upto:int=6, # tokens shown after the later retrieval (the whole chunk when `late` never fires in it)
+              spans:list=(), # (start, end) character spans of wrong statements in `late`'s first chunk (`wrong_spans`)
+              upto:int=6, # tokens shown after the later retrieval's token (the whole chunk when `late` never fires in it)
              )->dict: # question, golds, pieces, marks {token: 'early'|'late'}, wrong token indices, lines beneath
-    "What Fig. 4 shows of one question: the first chunk both methods share, where each retrieved, the wrong tokens `early` avoided"
+    "What Fig. 4 shows of one question: the first chunk both methods share, where each retrieved, the wrong tokens `early` did not write"
     a, b = first_trigger_event(early), first_trigger_event(late)
-    toks = late['chunks'][0]['tokens']['text']
-    end = len(toks) if b is None or b['chunk'] else min(len(toks), b['token'] + upto)
+    toks, cut = late['chunks'][0]['tokens'], a['truncate'] if a is not None and a['chunk'] == 0 else None
+    if cut is not None and early['chunks'][0]['tokens']['id'][:cut] != toks['id'][:cut]:
+        raise ValueError(f"question {late['qid']}: the two first chunks differ before {early['method']}'s cut")
+    end = len(toks['text']) if b is None or b['chunk'] else min(len(toks['text']), b['token'] + 1 + upto)
     marks = {e['token']: who for who, e in (('early', a), ('late', b)) if e is not None and e['chunk'] == 0}
-    bad = {k for k in _tokens_of(toks[:end], wrong) if a is None or a['chunk'] or k >= a['token']}
+    bad = {k for k in _tokens_in(toks['text'][:end], spans) if cut is None or k >= cut}
     lines = [f"{m} → {r['answer'].strip()!r} (F1 {r['f1']:.2f}, {len(r['retrievals'])} retrievals)" for m, r in (('ETC', early), ('DRAGIN', late))]
-    return dict(question=late['question'], golds=late['golds'], pieces=toks[:end], marks=marks, wrong=bad, lines=lines)
+    return dict(question=late['question'], golds=late['golds'], pieces=toks['text'][:end], marks=marks, wrong=bad, lines=lines)
 
-# %% ../nbs/16_analysis.ipynb #39005c3a
+# %% ../nbs/16_analysis.ipynb #2ae695e3
 def _draw_case(ax, v:dict, fontsize:float=8.5):
     ax.axis('off'); r, inv = ax.figure.canvas.get_renderer(), ax.transAxes.inverted()
     txt = lambda x, y, s, **kw: ax.text(x, y, s, transform=ax.transAxes, va='top', fontsize=fontsize, **kw)
@@ -294,7 +317,8 @@ def _draw_case(ax, v:dict, fontsize:float=8.5):
     txt(0, 1, f"Q: {v['question']}   gold: {' / '.join(v['golds'])}", weight='bold')
     x, y = 0., 1 - line
     for i, p in enumerate(v['pieces']):
-        t = txt(x, y, p.replace('\n', '⏎'), color=CASE_COLOURS['wrong'] if i in v['wrong'] else 'black')
+        p = p.replace('\n', '⏎').replace(' ', '\u00a0')                 # no-break spaces: a leading space keeps its width
+        t = txt(x, y, p, color=CASE_COLOURS['wrong'] if i in v['wrong'] else 'black')
         if (b := box(t)).x1 > 1: x, y = 0., y - line; t.set_position((x, y)); b = box(t)          # wrap
         if (who := v['marks'].get(i)) is not None:
             ax.add_patch(Rectangle((b.x0, b.y0), b.width, b.height, transform=ax.transAxes, color=CASE_COLOURS[who], alpha=.35, lw=0))
@@ -306,7 +330,8 @@ def case_figure(views:list, # `case_view` outputs
                 width:float=12., # inches
                ):
     "Fig. 4: each case's shared text, ETC's retrieval in green, DRAGIN's in blue, the wrong tokens in red"
-    fig, axs = plt.subplots(len(views), 1, figsize=(width, 1.3 * len(views)), squeeze=False)
-    fig.subplots_adjust(left=.01, right=.99, top=1 - .3 / (1.3 * len(views)), bottom=.01, hspace=.45)  # before drawing: wrapping measures the axes
+    lines = [4 + sum(map(len, v['pieces'])) // int(width * 11) for v in views]      # text lines per case, roughly
+    fig, axs = plt.subplots(len(views), 1, figsize=(width, 0.2 * sum(lines) + 0.35 * len(views)), squeeze=False, gridspec_kw=dict(height_ratios=lines))
+    fig.subplots_adjust(left=.01, right=.99, top=.97, bottom=.01, hspace=.5)   # before drawing: wrapping measures the axes
     for ax, v, t in zip(axs[:, 0], views, titles): ax.set_title(t, loc='left', fontsize=9, color='#666'); _draw_case(ax, v)
     return fig
