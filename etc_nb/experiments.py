@@ -439,7 +439,7 @@ def side_by_side(tables:dict, # label -> table in `score_table`'s layout
     out.columns = pd.MultiIndex.from_tuples([(r, m, k) for k, r, m in out.columns])
     return out[[c + (k,) for c in cols for k in tables]]
 
-# %% ../nbs/19_experiments.ipynb #0fde92f8
+# %% ../nbs/19_experiments.ipynb #122b8336
 def _only_methods(jobs:list, methods:list)->list: # the jobs of `methods`, method by method (export keeps the others' results)
     if bad := [m for m in methods if m not in {j.method for j in jobs}]: raise UsageError(f"method(s) {bad} not in these jobs; they have {', '.join(dict.fromkeys(j.method for j in jobs))}")
     return [j for m in methods for j in jobs if j.method == m]
@@ -462,7 +462,8 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     if bad := [r for r in rows or [] if r not in ROWS]: raise UsageError(f"unknown row(s) {bad}; known: {', '.join(ROWS)}")
     jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')))
     if methods: jobs = _only_methods(jobs, [m.strip() for m in methods.split(',')])
-    if not limit and (k := restore_runs(experiment, model, jobs)): print(f"{k} run folder(s) restored from data/results/{experiment}/{model_slug(model)}/")
+    done = [restore_runs(experiment, model, jobs, results=experiment_dir(e, model)) for e in dict.fromkeys([experiment, *EXPERIMENTS])] if not limit else []
+    if sum(done): print(f"{sum(done)} run folder(s) restored from data/results/*/{model_slug(model)}/")
     for i, j in enumerate(jobs if not export_only else []):
         print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)
         run_job(model, j, batch_size, workers or 0, progress=True, limit=limit)
