@@ -8,7 +8,10 @@ The fp32 loop is the runner's (`get_loop`); the bf16 loop is the same prompt and
 dtype=torch.bfloat16)`, which is what the bundled precision variant `qwen2.5-coder-0.5b-bf16` loads. Per precision: wall
 seconds, questions/hour, EM/F1 and retrievals per question; then `speedup_bf16` (fp32 wall ÷ bf16 wall), the share of
 questions with the same prediction (`same_prediction`), and of identical records (`etc_nb.batch.compare_runs`:
-prediction, tokens, retrieval events). bf16 is fast only where the CPU has AVX512-BF16 (`cpu_flags` says).
+prediction, tokens, retrieval events). Then batch invariance in bf16: the first `--parity` questions answered one at a
+time against the same questions in the batched bf16 run (`bf16_batch_parity`; fp32's is `throughput.py`'s, 200 of 200
+identical), since a resumed run groups its questions differently. bf16 is fast only where the CPU has AVX512-BF16
+(`cpu_flags` says).
 Prints one JSON line last (also written to $OUT/precision.json when OUT is set).
 """
 import argparse, json, os, sys, time
@@ -26,7 +29,7 @@ def answer(loop, questions:list, batch:int, **params)->tuple: # (records, wall s
     recs = list(answer_questions(loop, loop.method('etc', **params), questions, batch_size=batch))
     return recs, time.perf_counter() - t0
 
-def measure(model:str, n:int, start:int, batch:int, alpha:float)->dict:
+def measure(model:str, n:int, start:int, batch:int, alpha:float, parity:int)->dict:
     from etc_nb.batch import compare_runs
     from etc_nb.data import load_dataset
     from etc_nb.engine import Engine
@@ -47,6 +50,12 @@ def measure(model:str, n:int, start:int, batch:int, alpha:float)->dict:
     out.update(speedup_bf16=round(out['fp32']['wall_s'] / out['bf16']['wall_s'], 2),
                same_prediction=round(sum(pred[r['qid']] == r['prediction'] for r in runs['bf16']) / n, 3),
                identical_fraction=round(cmp['identical_fraction'], 3))
+    one, _ = answer(bf16, qs[:parity], 1, alpha=alpha)
+    batched = {r['qid']: r for r in runs['bf16']}; par = compare_runs(one, [batched[r['qid']] for r in one])
+    out['bf16_batch_parity'] = dict(questions=parity, identical_fraction=round(par['identical_fraction'], 3),
+                                    same_prediction=round(sum(batched[r['qid']]['prediction'] == r['prediction'] for r in one) / parity, 3),
+                                    explained_divergences=par['explained_divergences'], unexplained_divergences=par['unexplained_divergences'])
+    print('bf16 B=1 vs batched', out['bf16_batch_parity'], flush=True)
     return out
 
 if __name__ == '__main__':
@@ -57,9 +66,10 @@ if __name__ == '__main__':
     p.add_argument('--start', type=int, default=500, help="first question (default: the validation slice's)")
     p.add_argument('--batch', type=int, default=32, help='questions decoded together')
     p.add_argument('--alpha', type=float, default=0.7, help="ETC's α (Qwen2.5-Coder's tuned 2Wiki value)")
+    p.add_argument('--parity', type=int, default=16, help='bf16 questions answered one at a time too (batch invariance)')
     a = p.parse_args()
     t0 = time.perf_counter()
-    res = measure('smollm2-135m', 2, 0, 2, a.alpha) if a.quick else measure(a.model, a.n, a.start, a.batch, a.alpha)
+    res = measure('smollm2-135m', 2, 0, 2, a.alpha, 1) if a.quick else measure(a.model, a.n, a.start, a.batch, a.alpha, a.parity)
     res['wall_s'] = round(time.perf_counter() - t0, 1)
     if a.quick: res['quick'] = True
     line = json.dumps(res)
