@@ -7,8 +7,8 @@
 The fp32 loop is the runner's (`get_loop`); the bf16 loop is the same prompt and retrievers over `load_lm(model,
 dtype=torch.bfloat16)`, which is what the bundled precision variant `qwen2.5-coder-0.5b-bf16` loads. Per precision: wall
 seconds, questions/hour, EM/F1 and retrievals per question; then `speedup_bf16` (fp32 wall ÷ bf16 wall), the share of
-questions with the same prediction (`same_prediction`), and of identical records (`etc_nb.batch.compare_runs`:
-prediction, tokens, retrieval events). Then batch invariance in bf16: the first `--parity` questions answered one at a
+questions with the same generated text (`same_text`, the records' `prediction`) and the same extracted answer
+(`same_answer`), and of identical records (`etc_nb.batch.compare_runs`: prediction, tokens, retrieval events). Then batch invariance in bf16: the first `--parity` questions answered one at a
 time against the same questions in the batched bf16 run (`bf16_batch_parity`; fp32's is `throughput.py`'s, 200 of 200
 identical), since a resumed run groups its questions differently. bf16 is fast only where the CPU has AVX512-BF16
 (`cpu_flags` says).
@@ -29,6 +29,10 @@ def answer(loop, questions:list, batch:int, **params)->tuple: # (records, wall s
     recs = list(answer_questions(loop, loop.method('etc', **params), questions, batch_size=batch))
     return recs, time.perf_counter() - t0
 
+def same(a:list, b:list)->dict: # shares of a's questions whose generated text / extracted answer equal b's
+    by = {r['qid']: r for r in b}
+    return {f'same_{k}': round(sum(r[f] == by[r['qid']][f] for r in a) / len(a), 3) for k, f in (('text', 'prediction'), ('answer', 'answer'))}
+
 def measure(model:str, n:int, start:int, batch:int, alpha:float, parity:int)->dict:
     from etc_nb.batch import compare_runs
     from etc_nb.data import load_dataset
@@ -45,15 +49,12 @@ def measure(model:str, n:int, start:int, batch:int, alpha:float, parity:int)->di
         out[name] = dict(wall_s=round(wall, 1), questions_per_hour=round(3600 * n / wall), EM=round(sum(r['em'] for r in recs) / n, 3),
                          F1=round(sum(r['f1'] for r in recs) / n, 3), retrievals=round(sum(len(r['retrievals']) for r in recs) / n, 2))
         print(name, out[name], flush=True)
-    pred = {r['qid']: r['prediction'] for r in runs['fp32']}
     cmp = compare_runs(runs['fp32'], runs['bf16'])
-    out.update(speedup_bf16=round(out['fp32']['wall_s'] / out['bf16']['wall_s'], 2),
-               same_prediction=round(sum(pred[r['qid']] == r['prediction'] for r in runs['bf16']) / n, 3),
+    out.update(speedup_bf16=round(out['fp32']['wall_s'] / out['bf16']['wall_s'], 2), **same(runs['fp32'], runs['bf16']),
                identical_fraction=round(cmp['identical_fraction'], 3))
     one, _ = answer(bf16, qs[:parity], 1, alpha=alpha)
     batched = {r['qid']: r for r in runs['bf16']}; par = compare_runs(one, [batched[r['qid']] for r in one])
-    out['bf16_batch_parity'] = dict(questions=parity, identical_fraction=round(par['identical_fraction'], 3),
-                                    same_prediction=round(sum(batched[r['qid']]['prediction'] == r['prediction'] for r in one) / parity, 3),
+    out['bf16_batch_parity'] = dict(questions=parity, identical_fraction=round(par['identical_fraction'], 3), **same(one, runs['bf16']),
                                     explained_divergences=par['explained_divergences'], unexplained_divergences=par['unexplained_divergences'])
     print('bf16 B=1 vs batched', out['bf16_batch_parity'], flush=True)
     return out
