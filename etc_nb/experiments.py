@@ -6,10 +6,10 @@
 __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'GRIDS', 'REFERENCE_METHODS', 'MAIN_METHODS', 'ABLATION_METHODS',
            'BIOMEDICAL_METHODS', 'EXPERIMENTS', 'TUNED_FROM', 'PAPER_COLUMNS', 'PAPER_DATASETS', 'Row', 'Job', 'job',
            'run_job', 'job_command', 'kept_format', 'summarize', 'experiment_dir', 'committed_jobs',
-           'export_experiment', 'restore_runs', 'load_experiment', 'tuning_jobs', 'pick_best', 'sweep_table',
-           'tuned_params', 'method_params', 'experiment_jobs', 'backbone_table', 'choose_backbone', 'score_table',
-           'paper_records', 'compare_to', 'complete_records', 'split_records', 'merge_records', 'paper_scores',
-           'side_by_side', 'experiment_cli']
+           'export_experiment', 'restore_runs', 'load_experiment', 'tuning_jobs', 'pick_best', 'with_score',
+           'sweep_table', 'tuned_params', 'method_params', 'experiment_jobs', 'backbone_table', 'choose_backbone',
+           'score_table', 'paper_records', 'compare_to', 'complete_records', 'split_records', 'merge_records',
+           'paper_scores', 'side_by_side', 'experiment_cli']
 
 # %% ../nbs/19_experiments.ipynb #aa41ce02
 import functools, gzip, json, shutil
@@ -150,7 +150,7 @@ def summarize(records:list)->pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     return out[['dataset', 'method', 'split'] + [c for c in out.columns if c not in ('dataset', 'method', 'split')]]
 
-# %% ../nbs/19_experiments.ipynb #e670c420
+# %% ../nbs/19_experiments.ipynb #5a82cbaa
 def experiment_dir(experiment:str, model:str)->Path: return results_dir()/experiment/model_slug(model)
 
 def _job_of(d:dict)->Job: return Job(d['row'], d['method'], d['split'], tuple(sorted(d['params'].items())), d['prompt_format'])
@@ -191,11 +191,12 @@ def export_experiment(experiment:str, # experiment name
         cfg_jobs.append(dict(name=j.name, row=j.row, split=j.split, start=start, n=n, done=len(rs), complete=len(rs) == n,
                              method=j.method, params=dict(j.params), prompt_format=j.prompt_format, run=run_cfg))
     if not recs: raise UsageError(f"no finished records for {experiment}/{model}: run the jobs first")
-    out.mkdir(parents=True, exist_ok=True)
-    with gzip.open(out/'traces.jsonl.gz', 'wt', encoding='utf-8') as f:
+    out.mkdir(parents=True, exist_ok=True); part = lambda n: out/f'{n}.part' # written aside, then renamed: a reader never sees half a file
+    with gzip.open(part('traces.jsonl.gz'), 'wt', encoding='utf-8') as f:
         for r in recs: f.write(json.dumps(r) + '\n')
-    summarize(recs).to_csv(out/'summary.csv', index=False)
-    (out/'config.json').write_text(json.dumps(dict(experiment=experiment, model=model, jobs=cfg_jobs), indent=1))
+    summarize(recs).to_csv(part('summary.csv'), index=False)
+    part('config.json').write_text(json.dumps(dict(experiment=experiment, model=model, jobs=cfg_jobs), indent=1))
+    for n in ('traces.jsonl.gz', 'summary.csv', 'config.json'): part(n).replace(out/n)
     return out
 
 def restore_runs(experiment:str, model:str, jobs:list, runs:str='experiments', results:Path|None=None)->int: # run folders written
@@ -241,7 +242,11 @@ def pick_best(sweep:pd.DataFrame, # one row and method's sweep: columns `value`,
     "The grid value with the best score; ties to fewer retrievals, then the larger value"
     return float(sweep.sort_values([metric, 'retrievals', 'value'], ascending=[False, True, False]).value.iloc[0])
 
-# %% ../nbs/19_experiments.ipynb #26f2746f
+# %% ../nbs/19_experiments.ipynb #bc74f350
+def with_score(summary:pd.DataFrame)->pd.DataFrame: # a copy with `score`: accuracy on yes/no rows, F1 on the others
+    "A summary with each line's score by its row's metric"
+    return summary.assign(score=[r['acc'] if ROWS[r['dataset']].metric == 'acc' else r['F1'] for _, r in summary.iterrows()])
+
 def sweep_table(summary:pd.DataFrame, # a tuning `summary.csv`
                 config:dict, # its `config.json`
                )->pd.DataFrame: # row, method, param, value, n, score, retrievals, complete, chosen
@@ -251,8 +256,7 @@ def sweep_table(summary:pd.DataFrame, # a tuning `summary.csv`
     js = [jobs[k] for k in zip(t.dataset, t.split, t.method)]
     t['base'], t['prompt'], t['complete'] = [j['method'] for j in js], [j['prompt_format'] for j in js], [j['complete'] for j in js]
     t['param'] = t.base.map(lambda m: GRIDS[m][0]); t['value'] = [j['params'][p] for j, p in zip(js, t.param)]
-    t['score'] = [r['acc'] if ROWS[r['dataset']].metric == 'acc' else r['F1'] for _, r in t.iterrows()]
-    t['chosen'], t['edge'] = False, False
+    t = with_score(t); t['chosen'], t['edge'] = False, False
     for (d, b, _), g in t.groupby(['dataset', 'base', 'prompt']):
         if g.complete.all() and set(g.value) >= set(ROWS[d].grid(b)):
             best = g.index[g.value == pick_best(g.rename(columns={'score': 'S'}), 'S')]
@@ -270,7 +274,7 @@ def tuned_params(model:str, prompt_format:str='raw')->dict: # row -> method -> {
         if row.tune_on and row.tune_on in out: out[name] = out[row.tune_on]
     return out
 
-# %% ../nbs/19_experiments.ipynb #9ae9b124
+# %% ../nbs/19_experiments.ipynb #1057bc71
 MAIN_METHODS = ('wo_rag', 'single_rag', 'fl_rag', 'fs_rag', 'flare_dragin', 'dragin', 'etc') # ETC Table 2, in its order
 ABLATION_METHODS = ('etc_1st', 'etc_fixed', 'etc_no_smoothing') # ETC Table 4's variants (beside ETC)
 BIOMEDICAL_METHODS = ('single_rag', 'fs_rag', 'dragin', 'etc') # ETC Table 3, in its order
@@ -304,7 +308,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
     rows = [r for r in (rows or ROWS) if ROWS[r].table == table and ROWS[r].available()]
     if experiment == 'alpha':
         return ([job(r, 'etc', 'test', f, alpha=a) for r in rows if r != 'hotpotqa-train100' for a in ROWS[r].grid('etc')] +
-                [job('2wikimultihopqa', 'dragin', 'test', f, theta=t) for t in GRIDS['dragin'][1] if '2wikimultihopqa' in rows])
+                [job('2wikimultihopqa', 'dragin', 'test', f, theta=t) for t in ROWS['2wikimultihopqa'].grid('dragin') if '2wikimultihopqa' in rows])
     methods = {'main': MAIN_METHODS, 'ablation': ('etc',) + ABLATION_METHODS, 'biomedical': BIOMEDICAL_METHODS}[experiment]
     return [job(r, m, 'test', f, **method_params(model, r, m, f)) for r in rows for m in methods]
 
@@ -439,7 +443,7 @@ def side_by_side(tables:dict, # label -> table in `score_table`'s layout
     out.columns = pd.MultiIndex.from_tuples([(r, m, k) for k, r, m in out.columns])
     return out[[c + (k,) for c in cols for k in tables]]
 
-# %% ../nbs/19_experiments.ipynb #122b8336
+# %% ../nbs/19_experiments.ipynb #731e46b0
 def _only_methods(jobs:list, methods:list)->list: # the jobs of `methods`, method by method (export keeps the others' results)
     if bad := [m for m in methods if m not in {j.method for j in jobs}]: raise UsageError(f"method(s) {bad} not in these jobs; they have {', '.join(dict.fromkeys(j.method for j in jobs))}")
     return [j for m in methods for j in jobs if j.method == m]
@@ -462,8 +466,8 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     if bad := [r for r in rows or [] if r not in ROWS]: raise UsageError(f"unknown row(s) {bad}; known: {', '.join(ROWS)}")
     jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')))
     if methods: jobs = _only_methods(jobs, [m.strip() for m in methods.split(',')])
-    done = [restore_runs(experiment, model, jobs, results=experiment_dir(e, model)) for e in dict.fromkeys([experiment, *EXPERIMENTS])] if not limit else []
-    if sum(done): print(f"{sum(done)} run folder(s) restored from data/results/*/{model_slug(model)}/")
+    k = 0 if limit else sum(restore_runs(e, model, jobs) for e in dict.fromkeys([experiment, *EXPERIMENTS]))
+    if k: print(f"{k} run folder(s) restored from data/results/*/{model_slug(model)}/")
     for i, j in enumerate(jobs if not export_only else []):
         print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)
         run_job(model, j, batch_size, workers or 0, progress=True, limit=limit)
