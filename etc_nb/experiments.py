@@ -443,7 +443,7 @@ def side_by_side(tables:dict, # label -> table in `score_table`'s layout
     out.columns = pd.MultiIndex.from_tuples([(r, m, k) for k, r, m in out.columns])
     return out[[c + (k,) for c in cols for k in tables]]
 
-# %% ../nbs/19_experiments.ipynb #731e46b0
+# %% ../nbs/19_experiments.ipynb #95a41bea
 def _only_methods(jobs:list, methods:list)->list: # the jobs of `methods`, method by method (export keeps the others' results)
     if bad := [m for m in methods if m not in {j.method for j in jobs}]: raise UsageError(f"method(s) {bad} not in these jobs; they have {', '.join(dict.fromkeys(j.method for j in jobs))}")
     return [j for m in methods for j in jobs if j.method == m]
@@ -470,6 +470,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     if k: print(f"{k} run folder(s) restored from data/results/*/{model_slug(model)}/")
     for i, j in enumerate(jobs if not export_only else []):
         print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)
+        f = _run_folder(model, j, limit, None)/'traces.jsonl'; size = lambda: f.stat().st_size if f.exists() else -1; before = size()
         run_job(model, j, batch_size, workers or 0, progress=True, limit=limit)
-        if not limit: export_experiment(experiment, model, jobs)
+        if not limit and size() != before: export_experiment(experiment, model, jobs)   # (a finished job adds nothing to export)
     if not limit: print(f"-> {export_experiment(experiment, model, jobs)}")
