@@ -25,7 +25,7 @@ from .lrag import model_slug
 from .prompts import ANSWER_PHRASE
 from .runner import cli_command, read_traces, run, summary_table
 
-# %% ../nbs/19_experiments.ipynb #9ffd4993
+# %% ../nbs/19_experiments.ipynb #0e3a8e2d
 @dataclass(frozen=True)
 class Row:
     "One line of an experiment table: a dataset variant (its questions and closed corpus) and how it is scored"
@@ -57,12 +57,13 @@ class Row:
 ROWS = {r.name: r for r in [
     Row('2wikimultihopqa', '2wikimultihopqa', 'hipporag', corpus="HippoRAG's 6,119 paragraphs (gold present)"),
     Row('hotpotqa', 'hotpotqa', 'wiki_combined', corpus='combined Wikipedia paragraphs (gold absent)',
-        needs=('2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json', 'hotpotqa/hipporag_hotpotqa_train100_corpus.json', 'squad2/cs224n_dev-v2.0.json')),
+        needs=('2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json', 'hotpotqa/hipporag_hotpotqa_train100_corpus.json', 'squad2/cs224n_dev-v2.0.json'),
+        grid_extension=(('dragin', (0.05,)), ('flare_dragin', (0.6,)))),  # bf16 chose the edges θ = 0.1 (DRAGIN) and 0.4 (FLARE): one step beyond
     Row('hotpotqa-train100', 'hotpotqa', 'train100', test=(0, 100), validation=None, tune_on='hotpotqa',
         corpus='their 994 paragraphs (gold present)'),
     Row('strategyqa', 'strategyqa', 'oracle_facts', corpus='oracle-fact corpus (facts of all 2,290 questions)',
-        needs=('strategyqa/bigbench_strategyqa_task.json',), # Qwen2.5-Coder fp32 chose the edges α = 2.2 and θ = 0.1, bf16 then θ = 0.05:
-        grid_extension=(('etc', (2.5,)), ('dragin', (0.05, 0.02)))),                # one step beyond each
+        needs=('strategyqa/bigbench_strategyqa_task.json',), # Qwen2.5-Coder fp32 chose the edges α = 2.2 and θ = 0.1, bf16 then θ = 0.05, 0.02:
+        grid_extension=(('etc', (2.5,)), ('dragin', (0.05, 0.02, 0.01)))),          # one step beyond each
     Row('iirc', 'iirc', 'official', corpus='IIRC passages + linked articles (not available offline)'),
     Row('bioasq', 'bioasq', '7b', test=(0, 140), validation=(0, 100), validation_variant='8b', table='biomedical', tuned=('etc', 'dragin'),
         corpus="the golden batches' PubMed snippets"),
