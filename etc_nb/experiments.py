@@ -25,7 +25,7 @@ from .lrag import model_slug
 from .prompts import ANSWER_PHRASE
 from .runner import cli_command, read_traces, run, summary_table
 
-# %% ../nbs/19_experiments.ipynb #0e3a8e2d
+# %% ../nbs/19_experiments.ipynb #e4af1c71
 @dataclass(frozen=True)
 class Row:
     "One line of an experiment table: a dataset variant (its questions and closed corpus) and how it is scored"
@@ -58,7 +58,7 @@ ROWS = {r.name: r for r in [
     Row('2wikimultihopqa', '2wikimultihopqa', 'hipporag', corpus="HippoRAG's 6,119 paragraphs (gold present)"),
     Row('hotpotqa', 'hotpotqa', 'wiki_combined', corpus='combined Wikipedia paragraphs (gold absent)',
         needs=('2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json', 'hotpotqa/hipporag_hotpotqa_train100_corpus.json', 'squad2/cs224n_dev-v2.0.json'),
-        grid_extension=(('dragin', (0.05,)), ('flare_dragin', (0.6,)))),  # bf16 chose the edges θ = 0.1 (DRAGIN) and 0.4 (FLARE): one step beyond
+        grid_extension=(('dragin', (0.05, 0.02, 0.01)), ('flare_dragin', (0.6,)))),  # bf16 chose the edges θ = 0.1 (DRAGIN) and 0.4 (FLARE)
     Row('hotpotqa-train100', 'hotpotqa', 'train100', test=(0, 100), validation=None, tune_on='hotpotqa',
         corpus='their 994 paragraphs (gold present)'),
     Row('strategyqa', 'strategyqa', 'oracle_facts', corpus='oracle-fact corpus (facts of all 2,290 questions)',
