@@ -11,8 +11,8 @@ __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'GRIDS', 'REFERENCE_METHODS', '
            'score_table', 'paper_records', 'compare_to', 'complete_records', 'split_records', 'merge_records',
            'paper_scores', 'side_by_side', 'experiment_cli']
 
-# %% ../nbs/19_experiments.ipynb #aa41ce02
-import functools, gzip, json, shutil
+# %% ../nbs/19_experiments.ipynb #70299d54
+import contextlib, fcntl, functools, gzip, json, os, shutil
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 import numpy as np, pandas as pd
@@ -151,7 +151,7 @@ def summarize(records:list)->pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     return out[['dataset', 'method', 'split'] + [c for c in out.columns if c not in ('dataset', 'method', 'split')]]
 
-# %% ../nbs/19_experiments.ipynb #5a82cbaa
+# %% ../nbs/19_experiments.ipynb #3385aef1
 def experiment_dir(experiment:str, model:str)->Path: return results_dir()/experiment/model_slug(model)
 
 def _job_of(d:dict)->Job: return Job(d['row'], d['method'], d['split'], tuple(sorted(d['params'].items())), d['prompt_format'])
@@ -177,8 +177,17 @@ def export_experiment(experiment:str, # experiment name
                       runs:str='experiments', # the run folders' root under runs/
                      )->Path:
     "Write every job with records (run folders, and what the results folder already holds) to the results folder"
-    out = Path(out) if out else experiment_dir(experiment, model)
-    old = committed_jobs(experiment, model) if out == experiment_dir(experiment, model) else {}
+    out = Path(out) if out else experiment_dir(experiment, model); out.mkdir(parents=True, exist_ok=True)
+    with _locked(out): return _export(experiment, model, jobs, out, runs)
+
+@contextlib.contextmanager
+def _locked(d:Path): # an exclusive lock on a folder: queues exporting one experiment run one after another, each reading what the last wrote
+    fd = os.open(d, os.O_RDONLY)
+    try: fcntl.flock(fd, fcntl.LOCK_EX); yield
+    finally: os.close(fd)
+
+def _export(experiment, model, jobs, out, runs)->Path:
+    old = committed_jobs(experiment, model, out)
     recs, cfg_jobs = [], []
     for j in dict.fromkeys([*old, *jobs]):
         rs, (d, kept) = _records(model, j, runs), old.get(j, (None, []))
@@ -192,7 +201,7 @@ def export_experiment(experiment:str, # experiment name
         cfg_jobs.append(dict(name=j.name, row=j.row, split=j.split, start=start, n=n, done=len(rs), complete=len(rs) == n,
                              method=j.method, params=dict(j.params), prompt_format=j.prompt_format, run=run_cfg))
     if not recs: raise UsageError(f"no finished records for {experiment}/{model}: run the jobs first")
-    out.mkdir(parents=True, exist_ok=True); part = lambda n: out/f'{n}.part' # written aside, then renamed: a reader never sees half a file
+    part = lambda n: out/f'{n}.part' # written aside, then renamed: a reader never sees half a file
     with gzip.open(part('traces.jsonl.gz'), 'wt', encoding='utf-8') as f:
         for r in recs: f.write(json.dumps(r) + '\n')
     summarize(recs).to_csv(part('summary.csv'), index=False)
