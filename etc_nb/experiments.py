@@ -353,7 +353,7 @@ def choose_backbone(table:pd.DataFrame, # `backbone_table` output
     if len(near) > 1: why += f"; {len(near)} within {close} F1 of it, the fastest taken"
     return dict(model=r.model, prompt=r.prompt, gain=float(r.gain), significant=bool(len(sig)), why=why)
 
-# %% ../nbs/19_experiments.ipynb #bc8d7586
+# %% ../nbs/19_experiments.ipynb #e59e5209
 PAPER_COLUMNS = (('2wikimultihopqa', 'EM'), ('2wikimultihopqa', 'F1'), ('hotpotqa', 'EM'), ('hotpotqa', 'F1'),
                  ('strategyqa', 'acc'), ('iirc', 'EM'), ('iirc', 'F1')) # the columns ETC Table 2 averages
 
@@ -412,10 +412,11 @@ def complete_records(cfg:dict, # an experiment's `config.json`
 
 def split_records(experiment:str, # experiment name
                   split:str='test', # 'test', 'validation' or 'backbone'
-                 )->dict: # model -> records
+                 )->dict: # model -> records (models with no complete job on the split are left out)
     "Each model folder's records of an experiment's complete jobs on one split, `method` set to the base method name"
-    return {m: [r | {'method': r['base_method']} for r in complete_records(c, recs) if r['split'] == split]
-            for m, (c, _, recs) in load_experiment(experiment).items()}
+    out = {m: [r | {'method': r['base_method']} for r in complete_records(c, recs) if r['split'] == split]
+           for m, (c, _, recs) in load_experiment(experiment).items()}
+    return {m: recs for m, recs in out.items() if recs}
 
 def merge_records(*parts:list)->list: # records, each (method, row, question) once
     "Records of several experiments' `split_records` (main and ablation share ETC's jobs) without duplicates"
