@@ -11,13 +11,13 @@ __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'GRIDS', 'REFERENCE_METHODS', '
            'score_table', 'paper_records', 'compare_to', 'complete_records', 'split_records', 'merge_records',
            'paper_scores', 'side_by_side', 'experiment_cli']
 
-# %% ../nbs/19_experiments.ipynb #70299d54
-import contextlib, fcntl, functools, gzip, json, os, shutil
+# %% ../nbs/19_experiments.ipynb #9c2c234f
+import functools, gzip, json, shutil
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 import numpy as np, pandas as pd
 from fastcore.script import store_true
-from .core import DataError, UsageError, benchmark_file, console_script, project_root, results_dir
+from .core import DataError, UsageError, benchmark_file, console_script, locked, project_root, results_dir
 from .data import DATASETS, load_dataset
 from .lm import BUNDLED, model_name
 from .loop import LABEL_DATASETS, method_config
@@ -151,7 +151,7 @@ def summarize(records:list)->pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     return out[['dataset', 'method', 'split'] + [c for c in out.columns if c not in ('dataset', 'method', 'split')]]
 
-# %% ../nbs/19_experiments.ipynb #3385aef1
+# %% ../nbs/19_experiments.ipynb #932191e4
 def experiment_dir(experiment:str, model:str)->Path: return results_dir()/experiment/model_slug(model)
 
 def _job_of(d:dict)->Job: return Job(d['row'], d['method'], d['split'], tuple(sorted(d['params'].items())), d['prompt_format'])
@@ -178,13 +178,7 @@ def export_experiment(experiment:str, # experiment name
                      )->Path:
     "Write every job with records (run folders, and what the results folder already holds) to the results folder"
     out = Path(out) if out else experiment_dir(experiment, model); out.mkdir(parents=True, exist_ok=True)
-    with _locked(out): return _export(experiment, model, jobs, out, runs)
-
-@contextlib.contextmanager
-def _locked(d:Path): # an exclusive lock on a folder: queues exporting one experiment run one after another, each reading what the last wrote
-    fd = os.open(d, os.O_RDONLY)
-    try: fcntl.flock(fd, fcntl.LOCK_EX); yield
-    finally: os.close(fd)
+    with locked(out): return _export(experiment, model, jobs, out, runs)   # queues exporting one folder take turns, each reading what the last wrote
 
 def _export(experiment, model, jobs, out, runs)->Path:
     old = committed_jobs(experiment, model, out)

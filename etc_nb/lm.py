@@ -7,15 +7,15 @@ __all__ = ['QWEN_GGUF_SHA256', 'QWEN_PIP', 'BUNDLED', 'DEFAULT_MODEL', 'HF_ALIAS
            'converted_dir', 'default_device', 'model_name', 'check_model', 'load_lm', 'smoke', 'print_smoke',
            'smoke_cli']
 
-# %% ../nbs/02_lm.ipynb #b9c1e017
-import contextlib, fcntl, hashlib, importlib.util, os, re, shutil, time
+# %% ../nbs/02_lm.ipynb #3fd659d0
+import contextlib, hashlib, importlib.util, os, re, shutil, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.utils import logging as hf_logging
-from .core import UsageError, cache_dir, check_args, console_script
+from .core import UsageError, cache_dir, check_args, console_script, locked
 from .signals import token_entropy
 
 # %% ../nbs/02_lm.ipynb #d6b27a82
@@ -80,14 +80,7 @@ DEFAULT_MODEL = 'smollm2-135m'
 HF_ALIASES = {'llama-2-7b-chat': 'meta-llama/Llama-2-7b-chat-hf', 'llama-2-13b-chat': 'meta-llama/Llama-2-13b-chat-hf',
               'llama-3-8b': 'meta-llama/Meta-Llama-3-8B', 'vicuna-13b': 'lmsys/vicuna-13b-v1.5'}
 
-# %% ../nbs/02_lm.ipynb #a3528c08
-@contextlib.contextmanager
-def _locked(path:Path):
-    with open(path.with_suffix('.lock'), 'w') as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try: yield
-        finally: fcntl.flock(f, fcntl.LOCK_UN)
-
+# %% ../nbs/02_lm.ipynb #b9c9541b
 def load_gguf(gguf:Path, # a GGUF file
               dtype=torch.float32)->tuple: # (model, tokenizer) de-quantized from the file
     "Load a causal LM and its tokenizer straight from a GGUF file (slow: converts every tensor)"
@@ -101,7 +94,7 @@ def converted_dir(name:str=DEFAULT_MODEL, # a bundled model's name
     name = BUNDLED[name].weights_of or name
     out = cache_dir('models')/name
     if (out/'config.json').exists(): return out
-    with _locked(out):
+    with locked(out.with_name(out.name + '.lock')):   # (`with_suffix` would cut 'qwen2.5-coder-0.5b' at its last dot)
         if (out/'config.json').exists(): return out
         model, tok = load_gguf(BUNDLED[name].gguf())
         model.hf_quantizer, model.is_quantized = None, False
