@@ -41,17 +41,29 @@ def _cid(src, seen):
     while h in seen: h = hashlib.md5((h + src).encode()).hexdigest()[:8]
     seen.add(h); return h
 
+def _kept_ids(old_cells, new_cells):
+    "Old cell ids for new cells, by aligning sources (difflib): unchanged and edited-in-place cells keep their id"
+    import difflib
+    key = lambda c: (c['cell_type'], ''.join(c['source']) if isinstance(c['source'], list) else c['source'])
+    ids = {}
+    sm = difflib.SequenceMatcher(None, [key(c) for c in old_cells], [key(c) for c in new_cells], autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op not in ('equal', 'replace'): continue
+        for o, n in zip(range(i1, i2), range(j1, j2)):
+            if old_cells[o]['cell_type'] == new_cells[n]['cell_type'] and 'id' in old_cells[o]: ids[n] = old_cells[o]['id']
+    return ids
+
 def py2nb(src, dst):
-    "Write notebook `dst` from percent-format `src`, keeping outputs of unchanged code cells already in `dst`"
-    old = {}
-    if Path(dst).exists():
-        for c in json.loads(Path(dst).read_text())['cells']:
-            if c['cell_type'] == 'code': old[''.join(c['source'])] = c.get('outputs', [])
-    seen, cells = set(), []
-    for kind, s in parse_py(Path(src).read_text()):
-        c = dict(cell_type=kind, id=_cid(s, seen), metadata={}, source=_lines(s))
-        if kind == 'code': c.update(execution_count=None, outputs=old.get(s, []))
-        cells.append(c)
+    "Write notebook `dst` from percent-format `src`, keeping outputs of unchanged code cells and the ids of cells edited in place"
+    olds = json.loads(Path(dst).read_text())['cells'] if Path(dst).exists() else []
+    old = {''.join(c['source']): c.get('outputs', []) for c in olds if c['cell_type'] == 'code'}
+    cells = [dict(cell_type=kind, metadata={}, source=s) for kind, s in parse_py(Path(src).read_text())]
+    kept = _kept_ids(olds, cells)
+    seen = set(kept.values())
+    for n, c in enumerate(cells):
+        s = c['source']
+        c.update(id=kept.get(n) or _cid(s, seen), source=_lines(s))
+        if c['cell_type'] == 'code': c.update(execution_count=None, outputs=old.get(s, []))
     nb = dict(cells=cells, metadata=dict(kernelspec=dict(display_name='python3', language='python', name='python3')),
               nbformat=4, nbformat_minor=5)
     Path(dst).write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
