@@ -66,7 +66,8 @@ ROWS = {r.name: r for r in [
         grid_extension=(('etc', (2.5,)), ('dragin', (0.05, 0.02, 0.01)))),          # one step beyond each
     Row('iirc', 'iirc', 'official', corpus='IIRC passages + linked articles (not available offline)'),
     Row('bioasq', 'bioasq', '7b', test=(0, 140), validation=(0, 100), validation_variant='8b', table='biomedical', tuned=('etc', 'dragin'),
-        corpus="the golden batches' PubMed snippets"),
+        corpus="the golden batches' PubMed snippets", # bf16 DRAGIN: θ = 1.3-0.3 retrieve on 0-6 of 100 questions (w/o RAG's score),
+        grid_extension=(('dragin', (0.05, 0.02, 0.01)),)),                                  # 0.1 on 92: below it, as the general rows'
     Row('pubmedqa', 'pubmedqa', 'test', test=(0, 500), validation=(0, 100), validation_variant='train', table='biomedical', tuned=('etc', 'dragin'),
         corpus='the 1,000 PQA-L abstracts')]}
 
@@ -400,10 +401,11 @@ def compare_to(records:list, # an experiment's records (one configuration per ba
 
 def complete_records(cfg:dict, # an experiment's `config.json`
                      records:list, # its records
+                     sweep:bool=False, # a sweep (tuning, alpha): several configurations of one method are expected
                     )->list: # the records of its complete jobs
-    "Records of the jobs that answered their whole slice, checked to hold one configuration per base method and row"
+    "Records of the jobs that answered their whole slice, checked (unless a sweep) to hold one configuration per base method and row"
     done = [j for j in cfg['jobs'] if j['complete']]
-    if dup := [k for k, v in pd.Series([(j['row'], j['split'], j['method']) for j in done]).value_counts().items() if v > 1]:
+    if not sweep and (dup := [k for k, v in pd.Series([(j['row'], j['split'], j['method']) for j in done]).value_counts().items() if v > 1]):
         raise ValueError(f"more than one complete configuration of {dup}: pick one (e.g. export only the current jobs)")
     keep = {(j['row'], j['split'], j['name']) for j in done}
     return [r for r in records if (r['dataset'], r['split'], r['method']) in keep]
