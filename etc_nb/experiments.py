@@ -286,7 +286,9 @@ BIOMEDICAL_METHODS = ('single_rag', 'fs_rag', 'dragin', 'etc') # ETC Table 3, in
 EXPERIMENTS = ('backbone', 'tuning', 'main', 'ablation', 'alpha', 'biomedical')
 BUDGET_THETAS = (0.05, 0.02, 0.01) # DRAGIN θ below its grid, for the alpha experiment only: at θ = 0.1 DRAGIN spends 1.2 retrievals
                                    # per 2Wiki validation question, ETC 0.7-2.6 across its α grid; without them the matched-budget
-                                   # curve (24) stops short of ETC's operating point. (Not in tuning: the tuned θ stays as chosen.)
+                                   # curve (24) stops short of ETC's operating point. (Not in tuning: the tuned θ stays as chosen; the
+                                   # alpha experiment also runs them on the validation slice, so that 24 can say what a sweep
+                                   # extended to them would have chosen.)
 TUNED_FROM = {'etc_1st': 'etc', 'etc_fixed': 'etc', 'etc_no_smoothing': 'etc'} # methods that take another's threshold
 
 def _paper_threshold(model:str, row:str, method:str)->bool: # does a paper table give this model's threshold?
@@ -317,6 +319,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
     if experiment == 'alpha':
         thetas = dict.fromkeys(ROWS['2wikimultihopqa'].grid('dragin') + BUDGET_THETAS) if '2wikimultihopqa' in rows else {}
         return ([job('2wikimultihopqa', 'dragin', 'test', f, theta=t) for t in thetas] +
+                [job('2wikimultihopqa', 'dragin', 'validation', f, theta=t) for t in (BUDGET_THETAS if thetas else ())] +
                 [job(r, 'etc', 'test', f, alpha=a) for r in rows if r != 'hotpotqa-train100' for a in ROWS[r].grid('etc')])
     methods = {'main': MAIN_METHODS, 'ablation': ('etc',) + ABLATION_METHODS, 'biomedical': BIOMEDICAL_METHODS}[experiment]
     return [job(r, m, 'test', f, **method_params(model, r, m, f)) for r in rows for m in methods]
