@@ -4,11 +4,12 @@
 
 # %% auto #0
 __all__ = ['QWEN_GGUF_SHA256', 'QWEN_PIP', 'BUNDLED', 'DEFAULT_MODEL', 'HF_ALIASES', 'BundledModel', 'join_checked', 'load_gguf',
-           'converted_dir', 'default_device', 'model_name', 'check_model', 'load_lm', 'smoke', 'print_smoke',
-           'smoke_cli']
+           'converted_dir', 'native_bf16', 'bf16_mode', 'emulate_bf16', 'compute_note', 'default_device', 'model_name',
+           'check_model', 'load_lm', 'smoke', 'print_smoke', 'smoke_cli']
 
 # %% ../nbs/02_lm.ipynb #3fd659d0
-import contextlib, hashlib, importlib.util, os, re, shutil, time
+import contextlib, hashlib, importlib.util, os, re, shutil, time, types
+import torch.nn.functional as F
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -104,6 +105,47 @@ def converted_dir(name:str=DEFAULT_MODEL, # a bundled model's name
         tmp.rename(out)
     return out
 
+# %% ../nbs/02_lm.ipynb #435d8939
+def native_bf16(cpuinfo:str|None=None, # the text of /proc/cpuinfo (default: read it)
+               )->bool:
+    "Does this CPU multiply bf16 matrices natively (AVX512-BF16 or AMX)?"
+    if cpuinfo is None:
+        try: cpuinfo = Path('/proc/cpuinfo').read_text()
+        except OSError: return True                       # (not Linux: torch's own kernels are left alone)
+    return bool(re.search(r'\b(avx512_bf16|amx_bf16)\b', cpuinfo))
+
+def bf16_mode()->str: # 'native' or 'emulate'
+    "How a bf16 model computes its linear layers on the CPU: `$ETC_NB_BF16`, else 'native' where the CPU has bf16 products"
+    m = os.environ.get('ETC_NB_BF16') or ('native' if native_bf16() else 'emulate')
+    if m not in ('native', 'emulate'): raise UsageError(f"ETC_NB_BF16 must be 'native' or 'emulate', got {m!r}")
+    return m
+
+def _fp32_linear(self, x): return F.linear(x.float(), self.weight32, self.bias32).to(x.dtype)
+
+def emulate_bf16(model, # a bf16 model on the CPU
+                )->int: # linear layers switched
+    "Compute a bf16 model's linear layers as fp32 GEMMs of its bf16 values, each output rounded to bf16 once"
+    n = 0
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.Linear) and mod.weight.dtype == torch.bfloat16 and not hasattr(mod, 'weight32'):
+            mod.register_buffer('weight32', mod.weight.detach().float(), persistent=False)
+            mod.register_buffer('bias32', None if mod.bias is None else mod.bias.detach().float(), persistent=False)
+            mod.forward = types.MethodType(_fp32_linear, mod); n += 1
+    return n
+
+def _cpu_name()->str:
+    try: return next((l.split(':', 1)[1].strip() for l in Path('/proc/cpuinfo').read_text().splitlines() if l.startswith('model name')), '')
+    except OSError: return ''
+
+def compute_note(model)->dict: # torch, dtype, device, and the CPU (with its bf16 path) or the GPU
+    "Where and how a loaded model computes, for the records of a run"
+    w = next(model.parameters()); dev = w.device
+    d = dict(torch=torch.__version__, dtype=str(w.dtype).removeprefix('torch.'), device=dev.type)
+    if dev.type == 'cuda': return d | dict(gpu=torch.cuda.get_device_name(dev))
+    d |= dict(cpu=_cpu_name(), cpu_capability=torch.backends.cpu.get_cpu_capability())
+    if w.dtype == torch.bfloat16: d['bf16'] = 'emulated' if any(hasattr(m, 'weight32') for m in model.modules()) else 'native'
+    return d
+
 # %% ../nbs/02_lm.ipynb #aa434f71
 @contextlib.contextmanager
 def _quiet():
@@ -149,6 +191,7 @@ def load_lm(name_or_path:str|None=None, # bundled name, alias, HF id or folder; 
         off = ' (HF_HUB_OFFLINE is set: only models already in the Hugging Face cache can load)' if os.environ.get('HF_HUB_OFFLINE') else ''
         raise OSError(f"cannot load model {path!r}{off}: {e}") from e
     if tok.pad_token is None: tok.pad_token = tok.eos_token
+    if dtype == torch.bfloat16 and device.type == 'cpu' and bf16_mode() == 'emulate': emulate_bf16(model)
     return model.eval(), tok
 
 # %% ../nbs/02_lm.ipynb #6c934695

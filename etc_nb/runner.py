@@ -21,7 +21,7 @@ from .corpus import Corpus, from_paragraphs
 from .data import DATASETS, Question, dataset_paragraphs, load_dataset, _variant as dataset_variant
 from .engine import Engine
 from .evaluation import efficiency_table
-from .lm import check_model, load_lm, model_name
+from .lm import check_model, compute_note, load_lm, model_name
 from .loop import METHODS, Loop, MethodConfig, method_config, method_definitions, threshold_param, trigger_params
 from .prompts import PROMPT_FORMATS, get_prompt, in_format
 from .retrieval import BM25Index, CachedRetriever, DenseIndex
@@ -185,6 +185,11 @@ def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, p
         bar.update(); bar.set_postfix(EM=f"{stats[0]/k:.3f}", F1=f"{stats[1]/k:.3f}", R=f"{stats[2]/k:.2f}",
                                       tok_s=f"{stats[3]/(time.perf_counter() - t0):.0f}")
 
+def _log_compute(out:Path, loop, done:int): # one line per invocation with work left: where its records were computed
+    "Append to the run folder's `compute.jsonl` where this invocation computes (a job resumed elsewhere keeps each part's)"
+    note = compute_note(loop.engine.model) if hasattr(loop, 'engine') else {'ray_workers': True}
+    with open(out/'compute.jsonl', 'a', encoding='utf-8') as f: f.write(json.dumps({'records_before': done} | note) + '\n')
+
 def _in_run_order(records:list, cfgs:dict, questions)->list:
     "Records sorted by method, then question order (batched runs write them in completion order)"
     mi, qi = {m: i for i, m in enumerate(cfgs)}, {q.id: i for i, q in enumerate(questions)}
@@ -231,6 +236,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
                        f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
     done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
+    if len(done) < len(questions) * len(cfgs): _log_compute(out, loop, len(done))
     with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
         if workers: answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress, batch_size=batch_size)
         else:
