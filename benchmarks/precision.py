@@ -37,13 +37,14 @@ def measure(model:str, n:int, start:int, batch:int, alpha:float, parity:int)->di
     from etc_nb.batch import compare_runs
     from etc_nb.data import load_dataset
     from etc_nb.engine import Engine
-    from etc_nb.lm import load_lm
+    from etc_nb.lm import compute_note, load_lm
     from etc_nb.loop import Loop
     from etc_nb.runner import get_loop
     qs = list(load_dataset('2wikimultihopqa', n=n, variant='hipporag', start=start))
     fp32 = get_loop('2wikimultihopqa', model, 'hipporag')
     bf16 = Loop(Engine(*load_lm(model, dtype=torch.bfloat16)), fp32.prompt, fp32._retrievers, fp32.dataset, fp32.model, fp32.corpus)
-    out, runs = dict(model=model, questions=n, start=start, batch=batch, alpha=alpha, threads=torch.get_num_threads(), cpu_flags=cpu_flags()), {}
+    out, runs = dict(model=model, questions=n, start=start, batch=batch, alpha=alpha, threads=torch.get_num_threads(), cpu_flags=cpu_flags(),
+               bf16_products=compute_note(bf16.engine.model)['bf16']), {}   # native, or emulated in fp32 (02_lm)
     for name, loop in (('fp32', fp32), ('bf16', bf16)):
         recs, wall = answer(loop, qs, batch, alpha=alpha); runs[name] = recs
         out[name] = dict(wall_s=round(wall, 1), questions_per_hour=round(3600 * n / wall), EM=round(sum(r['em'] for r in recs) / n, 3),
