@@ -216,6 +216,12 @@ def _run_questions(cfg:dict)->list:
         raise ValueError(f"the run used {'the bundled sample' if 'data' in cfg else 'the benchmark file'}, this machine has {qs.path}")
     return qs
 
+def _merge_compute(out:Path, dirs:list): # the shards' compute.jsonl lines, each with its shard, appended to the merged folder's
+    with open(out/'compute.jsonl', 'a', encoding='utf-8') as f:
+        for d in dirs:
+            if (d/'compute.jsonl').exists():
+                f.writelines(json.dumps(json.loads(l) | {'shard': _run_of(d).get('shard')}) + '\n' for l in (d/'compute.jsonl').read_text().splitlines() if l.strip())
+
 def merge_runs(out:str|Path, # the merged run folder: new, or holding the same run (then records are added)
                dirs:list, # run folders of one run's shards (`etc_nb_run --shard i/N`)
               )->dict: # counts and lists: records, added, missing, duplicates, shards_missing
@@ -236,6 +242,7 @@ def merge_runs(out:str|Path, # the merged run folder: new, or holding the same r
     have = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
     new = [k for k in order if k in found and k not in have]
     with open(out/'traces.jsonl', 'a', encoding='utf-8') as f: f.writelines(json.dumps(found[k]) + '\n' for k in new)
+    if new: _merge_compute(out, dirs)
     records = read_traces(out/'traces.jsonl')
     if records: summary_table(records).to_csv(out/'summary.csv')
     shards = [_run_of(d).get('shard') for d in dirs]
