@@ -23,7 +23,7 @@ from .lm import BUNDLED, model_name
 from .loop import LABEL_DATASETS, method_config
 from .lrag import model_slug
 from .prompts import ANSWER_PHRASE
-from .runner import cli_command, read_traces, run, summary_table
+from .runner import cli_command, read_compute, read_traces, run, summary_table
 
 # %% ../nbs/19_experiments.ipynb #e4af1c71
 @dataclass(frozen=True)
@@ -187,10 +187,6 @@ def _superseded(old:dict, jobs:list)->list: # committed jobs that a current job 
     key = lambda j: (j.row, j.split, j.method, j.prompt_format); now = {key(j) for j in jobs}
     return [j for j in old if j not in jobs and key(j) in now]
 
-def _compute_log(folder:Path)->list: # the runner's `compute.jsonl` lines: where each part of a job was computed
-    f = folder/'compute.jsonl'
-    return [json.loads(l) for l in f.read_text().splitlines() if l.strip()] if f.exists() else []
-
 def _export(experiment, model, jobs, out, runs)->Path:
     old = committed_jobs(experiment, model, out)
     if experiment not in SWEEPS:                                        # a re-tuned threshold replaces the old configuration
@@ -207,7 +203,7 @@ def _export(experiment, model, jobs, out, runs)->Path:
         start, n = ROWS[j.row].slice(j.split)
         cfg_jobs.append(dict(name=j.name, row=j.row, split=j.split, start=start, n=n, done=len(rs), complete=len(rs) == n,
                              method=j.method, params=dict(j.params), prompt_format=j.prompt_format, run=run_cfg,
-                             compute=_compute_log(j.folder(model, runs)) or (d or {}).get('compute', [])))
+                             compute=read_compute(j.folder(model, runs)) or (d or {}).get('compute', [])))
     if not recs: raise UsageError(f"no finished records for {experiment}/{model}: run the jobs first")
     part = lambda n: out/f'{n}.part' # written aside, then renamed: a reader never sees half a file
     with gzip.open(part('traces.jsonl.gz'), 'wt', encoding='utf-8') as f:

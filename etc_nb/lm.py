@@ -8,7 +8,7 @@ __all__ = ['QWEN_GGUF_SHA256', 'QWEN_PIP', 'BUNDLED', 'DEFAULT_MODEL', 'HF_ALIAS
            'check_model', 'load_lm', 'smoke', 'print_smoke', 'smoke_cli']
 
 # %% ../nbs/02_lm.ipynb #3fd659d0
-import contextlib, hashlib, importlib.util, os, re, shutil, time, types
+import contextlib, functools, hashlib, importlib.util, os, re, shutil, time, types
 import torch.nn.functional as F
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,12 +106,15 @@ def converted_dir(name:str=DEFAULT_MODEL, # a bundled model's name
     return out
 
 # %% ../nbs/02_lm.ipynb #435d8939
+@functools.cache
+def _cpuinfo()->str|None: # the text of /proc/cpuinfo (None where there is none)
+    try: return Path('/proc/cpuinfo').read_text()
+    except OSError: return None
+
 def native_bf16(cpuinfo:str|None=None, # the text of /proc/cpuinfo (default: read it)
                )->bool:
     "Does this CPU multiply bf16 matrices natively (AVX512-BF16 or AMX)?"
-    if cpuinfo is None:
-        try: cpuinfo = Path('/proc/cpuinfo').read_text()
-        except OSError: return True                       # (not Linux: torch's own kernels are left alone)
+    if cpuinfo is None and (cpuinfo := _cpuinfo()) is None: return True   # (not Linux: torch's own kernels are left alone)
     return bool(re.search(r'\b(avx512_bf16|amx_bf16)\b', cpuinfo))
 
 def bf16_mode()->str: # 'native' or 'emulate'
@@ -133,9 +136,7 @@ def emulate_bf16(model, # a bf16 model on the CPU
             mod.forward = types.MethodType(_fp32_linear, mod); n += 1
     return n
 
-def _cpu_name()->str:
-    try: return next((l.split(':', 1)[1].strip() for l in Path('/proc/cpuinfo').read_text().splitlines() if l.startswith('model name')), '')
-    except OSError: return ''
+def _cpu_name()->str: return next((l.split(':', 1)[1].strip() for l in (_cpuinfo() or '').splitlines() if l.startswith('model name')), '')
 
 def compute_note(model)->dict: # torch, dtype, device, and the CPU (with its bf16 path) or the GPU
     "Where and how a loaded model computes, for the records of a run"

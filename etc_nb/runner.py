@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['SWEEP_TARGETS', 'corpus_variant', 'closed_corpus', 'bm25_retriever', 'dense_retriever', 'corpus_info', 'get_engine',
            'get_loop', 'read_traces', 'method_configs', 'run_config', 'check_config', 'summary_table',
-           'default_batch_size', 'answer_questions', 'default_out', 'run', 'run_cli', 'cli_command', 'trace_html',
-           'trace_text', 'Trace', 'answer', 'held_out', 'sweep', 'pick_threshold']
+           'default_batch_size', 'answer_questions', 'read_compute', 'default_out', 'run', 'run_cli', 'cli_command',
+           'trace_html', 'trace_text', 'Trace', 'answer', 'held_out', 'sweep', 'pick_threshold']
 
 # %% ../nbs/13_runner.ipynb #b5efce0e
 import functools, html, json, os, shutil, sys, time
@@ -189,6 +189,11 @@ def _log_compute(out:Path, loop, done:int): # one line per invocation with work 
     "Append to the run folder's `compute.jsonl` where this invocation computes (a job resumed elsewhere keeps each part's)"
     note = compute_note(loop.engine.model) if hasattr(loop, 'engine') else {'ray_workers': True}
     with open(out/'compute.jsonl', 'a', encoding='utf-8') as f: f.write(json.dumps({'records_before': done} | note) + '\n')
+
+def read_compute(folder:Path)->list: # the lines of `compute.jsonl` ([] when the folder has none)
+    "Where each part of a run folder's records was computed (`_log_compute`'s lines)"
+    f = Path(folder)/'compute.jsonl'
+    return [json.loads(l) for l in f.read_text().splitlines() if l.strip()] if f.exists() else []
 
 def _in_run_order(records:list, cfgs:dict, questions)->list:
     "Records sorted by method, then question order (batched runs write them in completion order)"

@@ -19,7 +19,7 @@ from .data import QADataset, load_dataset
 from .lm import model_name
 from .loop import method_config
 from .prompts import get_prompt
-from .runner import (_diff, _variant, answer_questions, check_config, closed_corpus, corpus_info, get_loop,
+from .runner import (_diff, _variant, answer_questions, check_config, closed_corpus, corpus_info, get_loop, read_compute,
                            read_traces, summary_table)
 
 # %% ../nbs/13c_scale.ipynb #11585f65
@@ -218,9 +218,7 @@ def _run_questions(cfg:dict)->list:
 
 def _merge_compute(out:Path, dirs:list): # the shards' compute.jsonl lines, each with its shard, appended to the merged folder's
     with open(out/'compute.jsonl', 'a', encoding='utf-8') as f:
-        for d in dirs:
-            if (d/'compute.jsonl').exists():
-                f.writelines(json.dumps(json.loads(l) | {'shard': _run_of(d).get('shard')}) + '\n' for l in (d/'compute.jsonl').read_text().splitlines() if l.strip())
+        for d in dirs: f.writelines(json.dumps(c | {'shard': _run_of(d).get('shard')}) + '\n' for c in read_compute(d))
 
 def merge_runs(out:str|Path, # the merged run folder: new, or holding the same run (then records are added)
                dirs:list, # run folders of one run's shards (`etc_nb_run --shard i/N`)
