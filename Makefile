@@ -1,6 +1,6 @@
 # The two commands of the README quick start (demo, test), and the notebook interface (lab, notebooks).
 # Each installs what it needs into .venv first.
-.PHONY: demo test lab notebooks install readme
+.PHONY: demo test lab notebooks figures install readme
 
 demo: install          ## the main job: ETC vs DRAGIN on 10 2WikiMultihopQA questions (bundled model, closed corpus), comparison table, then one question traced under both
 	.venv/bin/etc_nb_run --dataset 2wikimultihopqa --method etc,dragin --n 10 --out runs/demo
@@ -17,7 +17,10 @@ lab: install           ## JupyterLab on the notebooks (nbs/), kernel "etc_nb (.v
 notebooks:             ## re-execute every notebook in place through the etc_nb kernel (flagged cells keep their outputs), then nbdev_clean; NBS="nbs/13_runner.ipynb ..." for some
 	bash tools/install.sh --browser
 	PATH="$(CURDIR)/.venv/bin:$$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONWARNINGS=ignore \
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1} .venv/bin/python tools/run_notebooks.py $(NBS)
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1} .venv/bin/python tools/run_notebooks.py $(RUN_ARGS) $(NBS)
+
+figures:               ## as `notebooks`, without IN_TEST, so experiment notebooks also write figures/; NBS="nbs/24_expt_alpha.ipynb" for one
+	$(MAKE) notebooks RUN_ARGS=--figures
 
 install:
 	bash tools/install.sh

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['ARG_RULES', 'project_root', 'results_dir', 'figures_dir', 'cache_dir', 'locked', 'UsageError', 'DataError',
-           'DataNotFound', 'parse_shard', 'check_args', 'bundled_dir', 'data_dirs', 'find_data', 'is_bundled',
+           'DataNotFound', 'Busy', 'parse_shard', 'check_args', 'bundled_dir', 'data_dirs', 'find_data', 'is_bundled',
            'benchmark_file', 'load_nlp', 'script_main', 'console_script', 'script_command', 'script_runs']
 
 # %% ../nbs/00_core.ipynb #f8b9e61b
@@ -38,11 +38,16 @@ def cache_dir(*sub:str)->Path: # `$ETC_NB_CACHE/<sub...>` (default `~/.cache/etc
 import contextlib, fcntl
 
 @contextlib.contextmanager
-def locked(path:str|Path): # an existing folder, or a lock file to create
-    "Hold an exclusive `flock` on `path` for the duration of the `with` block; other holders wait"
+def locked(path:str|Path, # an existing folder, or a lock file to create
+           wait:bool=True, # wait for another holder to let go; False: raise `Busy` at once
+          ):
+    "Hold an exclusive `flock` on `path` for the duration of the `with` block; other holders wait (or fail, with `wait=False`)"
     path = Path(path)
     fd = os.open(path, os.O_RDONLY) if path.is_dir() else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try: fcntl.flock(fd, fcntl.LOCK_EX); yield path
+    try:
+        try: fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError: raise Busy(f"{path} is in use by another process (it holds the lock): wait for it to finish, or stop it") from None
+        yield path
     finally: os.close(fd)
 
 # %% ../nbs/00_core.ipynb #e94df264
@@ -64,6 +69,9 @@ class DataError(ValueError):
 
 class DataNotFound(DataError, FileNotFoundError):
     "A dataset file that no data folder holds (also a `FileNotFoundError`)"
+
+class Busy(UsageError):
+    "A folder another process holds the lock of (`locked` with `wait=False`)"
 
 # %% ../nbs/00_core.ipynb #abdb3787
 ARG_RULES = dict(        # argument: (kind, smallest allowed value)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 import numpy as np, pandas as pd
 from fastcore.script import store_true
-from .core import DataError, UsageError, benchmark_file, console_script, locked, project_root, results_dir
+from .core import Busy, DataError, UsageError, benchmark_file, console_script, locked, project_root, results_dir
 from .data import DATASETS, load_dataset
 from .lm import BUNDLED, model_name
 from .loop import LABEL_DATASETS, method_config
@@ -496,6 +496,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     for i, j in enumerate(jobs if not export_only else []):
         print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)
         f = _run_folder(model, j, limit, None)/'traces.jsonl'; size = lambda: f.stat().st_size if f.exists() else -1; before = size()
-        run_job(model, j, batch_size, workers or 0, progress=True, limit=limit)
+        try: run_job(model, j, batch_size, workers or 0, progress=True, limit=limit)
+        except Busy as e: print(f"    skipped: {e}", flush=True); continue   # another queue is answering this job
         if not limit and size() != before: export_experiment(experiment, model, jobs)   # (a finished job adds nothing to export)
     if not limit: print(f"-> {export_experiment(experiment, model, jobs)}")

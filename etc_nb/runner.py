@@ -16,7 +16,7 @@ import numpy as np, pandas as pd, torch
 from fastcore.script import store_true
 from tqdm.auto import tqdm
 from .batch import answer_batched
-from .core import DataError, UsageError, cache_dir, check_args, console_script, is_bundled, project_root, script_command
+from .core import DataError, UsageError, cache_dir, check_args, console_script, is_bundled, locked, project_root, script_command
 from .corpus import Corpus, from_paragraphs
 from .data import DATASETS, Question, dataset_paragraphs, load_dataset, _variant as dataset_variant
 from .engine import Engine
@@ -230,6 +230,8 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     if workers:
         try: import_ray()
         except ImportError as e: raise UsageError(str(e)) from None
+    if out is not None and Path(out).is_dir():                                   # a folder another process is answering: say so
+        with locked(out, wait=False): pass                                        # before loading anything (held for real below)
     questions = load_dataset(dataset, n=n, variant=variant, seed=seed, start=start); closed_corpus(dataset, variant)  # data
     loop = (RunPlan(dataset, model, variant, prompt_format) if workers else       # the model (a Ray driver loads none)
             get_loop(dataset, model, variant, prompt_format))
@@ -237,17 +239,18 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     if shard: questions = shard_questions(questions, shard); cfg['shard'] = questions.shard
     out = Path(out) if out else default_out(dataset, methods, n, cfg.get('shard'), start, prompt_format)
     check_config(out, cfg)
-    c = loop.corpus
-    if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
-                       f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
-    done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
-    if len(done) < len(questions) * len(cfgs): _log_compute(out, loop, len(done))
-    with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
-        if workers: answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress, batch_size=batch_size)
-        else:
-            for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, batch_size or default_batch_size(loop.engine.device))
-    table = summary_table(_in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))
-    table.to_csv(out/'summary.csv')
+    with locked(out, wait=False):   # one process per run folder: a second one would answer the same questions again (`Busy`)
+        c = loop.corpus
+        if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
+                           f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
+        done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
+        if len(done) < len(questions) * len(cfgs): _log_compute(out, loop, len(done))
+        with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
+            if workers: answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress, batch_size=batch_size)
+            else:
+                for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, batch_size or default_batch_size(loop.engine.device))
+        table = summary_table(_in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))
+        table.to_csv(out/'summary.csv')
     return table
 
 # %% ../nbs/13_runner.ipynb #b20a0c2a

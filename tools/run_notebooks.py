@@ -1,12 +1,13 @@
 """Execute notebooks top to bottom, in place, through a real Jupyter kernel, then `nbdev_clean` them (`make notebooks`).
 
-    python tools/run_notebooks.py [NB_OR_FOLDER ...] [--flags "slow"] [--kernel etc_nb] [--timeout 3600]
+    python tools/run_notebooks.py [NB_OR_FOLDER ...] [--flags "slow"] [--figures] [--kernel etc_nb] [--timeout 3600]
 
 Which notebooks and cells run is what `nbdev_test` runs: every notebook under `nbs/` (default; names starting with `_`
 or `.`, folders holding a `.notest` file, frontmatter `skip_exec: true` and non-Python notebooks are skipped); in each,
 every code cell except those flagged with settings.ini's `tst_flags` (`notest slow gpu`, unless forced with `--flags`),
 `#| eval: false` cells and the `nbdev_export()` cell. Skipped cells keep their stored outputs. Like `nbdev_test`, the
-working directory is the notebook's folder and `IN_TEST=1`, so experiment notebooks take their CI-sized path.
+working directory is the notebook's folder and `IN_TEST=1`, so experiment notebooks take their CI-sized path;
+`--figures` leaves IN_TEST unset, as a user's kernel does, so that they also write their figures (`make figures`).
 
 Unlike `nbdev_test` (execnb, in-process), each notebook runs in a fresh kernel of the installed kernelspec `--kernel`
 (default `etc_nb`, installed by tools/install.sh), the way a user's JupyterLab runs it, and the outputs are written back.
@@ -60,9 +61,10 @@ def skipped(cell, flags:set)->bool:
     d = extract_directives(nbformat.NotebookNode(source=cell.source), remove=False)
     return d.get('eval:', [''])[0].lower() == 'false' or bool(flags & d.keys())
 
-def kernel_env(root:Path)->dict:
+def kernel_env(root:Path, in_test:bool=True)->dict:
     "The kernel's environment: this one, plus the checkout on PYTHONPATH and the settings that make outputs repeatable"
     env = {**os.environ, 'IN_TEST': '1', 'PYTHONHASHSEED': '0', 'TQDM_DISABLE': '1', 'HF_HUB_DISABLE_PROGRESS_BARS': '1'}
+    if not in_test: del env['IN_TEST']
     env['PYTHONPATH'] = os.pathsep.join([str(root), *filter(None, [os.environ.get('PYTHONPATH')])])
     return env
 
@@ -81,7 +83,7 @@ def repeatable(outputs:list)->list:
 
 def _first_line(src:str)->str: return next((l for l in src.splitlines() if l.strip() and not l.lstrip().startswith('#|')), '')[:70]
 
-def run_notebook(fn:Path, flags:set, kernel:str='etc_nb', timeout:int=3600)->str|None:
+def run_notebook(fn:Path, flags:set, kernel:str='etc_nb', timeout:int=3600, in_test:bool=True)->str|None:
     "Execute `fn` in place through `kernel` (cells nbdev_test skips keep their outputs); the error message or None"
     nb = nbformat.read(fn, as_version=4)
     client = NotebookClient(nb, kernel_name=kernel, timeout=timeout, startup_timeout=120, record_timing=False, store_widget_state=False,
@@ -89,7 +91,7 @@ def run_notebook(fn:Path, flags:set, kernel:str='etc_nb', timeout:int=3600)->str
                             coalesce_streams=True,  # one stream output per name: where ipykernel splits them depends on timing
                             extra_arguments=['--IPKernelApp.log_level=ERROR'])  # not its plain-TCP warning, once per notebook
     err = None
-    with client.setup_kernel(env=kernel_env(get_config().config_path)):
+    with client.setup_kernel(env=kernel_env(get_config().config_path, in_test)):
         for i, cell in enumerate(nb.cells):
             if skipped(cell, flags): continue
             try: client.execute_cell(cell, i)
@@ -106,6 +108,8 @@ def main(argv=None)->int:
     ap.add_argument('--flags', default='', help="space-separated tst_flags to run anyway, e.g. 'slow' (as nbdev_test --flags)")
     ap.add_argument('--kernel', default='etc_nb', help="kernelspec to run (default etc_nb, installed by tools/install.sh)")
     ap.add_argument('--timeout', type=int, default=3600, help="seconds per cell")
+    ap.add_argument('--figures', action='store_true', help="run as a user does, without IN_TEST: experiment notebooks then write "
+                    "their figures to figures/ (and, with --flags slow, their judgements)")
     a = ap.parse_args(argv)
     flags = set(get_config().tst_flags.split()) - set(a.flags.split())
     try: NotebookClient(nbformat.v4.new_notebook(), kernel_name=a.kernel).create_kernel_manager().kernel_spec
@@ -114,7 +118,7 @@ def main(argv=None)->int:
     fns, times, errors, t0 = notebooks(a.paths), {}, [], time.time()
     for fn in fns:
         if not runs_at_all(fn): print(f"{fn.name}: skipped (skip_exec or not Python)", flush=True); continue
-        t = time.time(); err = run_notebook(fn, flags, a.kernel, a.timeout); times[fn.name] = time.time() - t
+        t = time.time(); err = run_notebook(fn, flags, a.kernel, a.timeout, not a.figures); times[fn.name] = time.time() - t
         print(f"{fn.name}: {'FAILED' if err else 'ok'} in {times[fn.name]:.1f}s", flush=True)
         if err: errors.append(err); print(err, file=sys.stderr, flush=True)
     print(f"{len(times)} notebooks run, {len(errors)} failed, in {time.time() - t0:.1f}s "
