@@ -19,8 +19,8 @@ notebooks:             ## re-execute every notebook in place through the etc_nb 
 	PATH="$(CURDIR)/.venv/bin:$$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONWARNINGS=ignore \
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1} .venv/bin/python tools/run_notebooks.py $(RUN_ARGS) $(NBS)
 
-figures:               ## as `notebooks`, without IN_TEST, so experiment notebooks also write figures/; NBS="nbs/24_expt_alpha.ipynb" for one
-	$(MAKE) notebooks RUN_ARGS=--figures
+figures:               ## as `notebooks` on the experiment notebooks (2x_expt_*), without IN_TEST, so they also write figures/; NBS="nbs/24_expt_alpha.ipynb" for one
+	$(MAKE) notebooks RUN_ARGS="--figures $(RUN_ARGS)" NBS="$(or $(NBS),$(wildcard nbs/2*_expt_*.ipynb))"
 
 install:
 	bash tools/install.sh

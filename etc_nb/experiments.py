@@ -219,9 +219,14 @@ def restore_runs(experiment:str, model:str, jobs:list, runs:str='experiments', r
     for j, (d, recs) in committed_jobs(experiment, model, results).items():
         f = j.folder(model, runs)
         if j not in jobs or (f/'traces.jsonl').exists(): continue
-        f.mkdir(parents=True, exist_ok=True); (f/'config.json').write_text(json.dumps(d['run'], indent=1))
-        if d.get('compute'): (f/'compute.jsonl').write_text(''.join(json.dumps(c) + '\n' for c in d['compute']))
-        (f/'traces.jsonl').write_text(''.join(json.dumps(_runner_record(r)) + '\n' for r in recs)); k += 1
+        f.mkdir(parents=True, exist_ok=True)
+        try:
+            with locked(f/'.lock', wait=False):                  # the runner's lock: a queue answering this job keeps its own records
+                if (f/'traces.jsonl').exists(): continue
+                (f/'config.json').write_text(json.dumps(d['run'], indent=1))
+                if d.get('compute'): (f/'compute.jsonl').write_text(''.join(json.dumps(c) + '\n' for c in d['compute']))
+                (f/'traces.jsonl').write_text(''.join(json.dumps(_runner_record(r)) + '\n' for r in recs)); k += 1
+        except Busy: continue
     return k
 
 def _read_results(d:Path)->tuple: # (config, summary, records) of one results folder

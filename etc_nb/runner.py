@@ -230,16 +230,16 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     if workers:
         try: import_ray()
         except ImportError as e: raise UsageError(str(e)) from None
-    if out is not None and Path(out).is_dir():                                   # a folder another process is answering: say so
-        with locked(out, wait=False): pass                                        # before loading anything (held for real below)
     questions = load_dataset(dataset, n=n, variant=variant, seed=seed, start=start); closed_corpus(dataset, variant)  # data
-    loop = (RunPlan(dataset, model, variant, prompt_format) if workers else       # the model (a Ray driver loads none)
-            get_loop(dataset, model, variant, prompt_format))
-    cfg = run_config(loop, cfgs, questions, n, seed, debug, start)
-    if shard: questions = shard_questions(questions, shard); cfg['shard'] = questions.shard
-    out = Path(out) if out else default_out(dataset, methods, n, cfg.get('shard'), start, prompt_format)
-    check_config(out, cfg)
-    with locked(out, wait=False):   # one process per run folder: a second one would answer the same questions again (`Busy`)
+    part = shard_questions(questions, shard) if shard else questions
+    out = Path(out) if out else default_out(dataset, methods, n, part.shard if shard else None, start, prompt_format)
+    out.mkdir(parents=True, exist_ok=True)
+    with locked(out/'.lock', wait=False):   # one process per run folder, taken before the model loads: a second one stops at once (`Busy`)
+        loop = (RunPlan(dataset, model, variant, prompt_format) if workers else       # the model (a Ray driver loads none)
+                get_loop(dataset, model, variant, prompt_format))
+        cfg = run_config(loop, cfgs, questions, n, seed, debug, start)
+        if shard: questions = part; cfg['shard'] = part.shard
+        check_config(out, cfg)
         c = loop.corpus
         if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} ({c['size']:,} passages, "
                            f"{c['fingerprint']}) · model {loop.model} · {', '.join(cfgs)} -> {out}")
