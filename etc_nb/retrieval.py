@@ -8,7 +8,7 @@ __all__ = ['LUCENE_STOP_WORDS', 'EnglishAnalyzer', 'lucene_length', 'truncate_qu
            'format_passages']
 
 # %% ../nbs/10_retrieval.ipynb #3cff967c
-import functools, hashlib, json, os, re, sqlite3, unicodedata
+import functools, hashlib, json, os, re, sqlite3, time, unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -340,6 +340,19 @@ def normalize_query(query:str, # a retrieval query
     "The cache's query normal form: Unicode NFC, whitespace collapsed, ends stripped (case kept)"
     return ' '.join(unicodedata.normalize('NFC', query).split())
 
+def _open_cache(path:Path, tries:int=12)->sqlite3.Connection:
+    "Connect to the cache in WAL mode with its table, retrying the setup while another process holds the file"
+    con = sqlite3.connect(path, timeout=120, isolation_level=None)
+    for i in range(tries):   # switching to WAL skips SQLite's busy handler: a second opener sees "locked" at once
+        try:
+            con.execute('PRAGMA journal_mode=WAL')
+            con.execute('CREATE TABLE IF NOT EXISTS results (backend TEXT, fingerprint TEXT, query TEXT, k INTEGER, '
+                        'hits TEXT, PRIMARY KEY (backend, fingerprint, query, k))')
+            return con
+        except sqlite3.OperationalError as e:
+            if 'locked' not in str(e) or i == tries - 1: raise
+            time.sleep(0.01 * 2 ** i)
+
 class CachedRetriever(Retriever):
     "Wrap any `Retriever` with a persistent cache keyed by (backend, index fingerprint, normalised query, k)"
     def __init__(self, retriever:Retriever, # the retriever whose answers are cached
@@ -350,10 +363,7 @@ class CachedRetriever(Retriever):
     @property
     def con(self)->sqlite3.Connection:
         if self._con is None or self._pid != os.getpid():               # a forked child opens its own connection
-            self._con, self._pid = sqlite3.connect(self.path, timeout=120, isolation_level=None), os.getpid()
-            self._con.execute('PRAGMA journal_mode=WAL')
-            self._con.execute('CREATE TABLE IF NOT EXISTS results (backend TEXT, fingerprint TEXT, query TEXT, k INTEGER, '
-                              'hits TEXT, PRIMARY KEY (backend, fingerprint, query, k))')
+            self._con, self._pid = _open_cache(self.path), os.getpid()
         return self._con
 
     def _lookup(self, queries:list[str], k:int)->dict:
