@@ -179,7 +179,8 @@ def export_experiment(experiment:str, # experiment name
                      )->Path:
     "Write every job with records (run folders, and what the results folder already holds) to the results folder"
     out = Path(out) if out else experiment_dir(experiment, model); out.mkdir(parents=True, exist_ok=True)
-    with locked(out): return _export(experiment, model, jobs, out, runs)   # queues exporting one folder take turns, each reading what the last wrote
+    with locked(out/'.export.lock'): return _export(experiment, model, jobs, out, runs)   # queues exporting one folder take turns, each
+    # reading what the last wrote (a lock file, not the folder: `flock` on a folder fails on NFS; git ignores the file)
 
 SWEEPS = ('backbone', 'tuning', 'alpha') # experiments that hold several configurations of a method by design
 

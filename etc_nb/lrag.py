@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from .core import project_root, results_dir
+from .core import locked, project_root, results_dir
 from .corpus import Corpus, split_words, from_paragraphs
 from .data import dataset_paragraphs, load_dataset
 from .engine import Engine
@@ -413,45 +413,46 @@ def run_lrag(model:str|None=None, # bundled name or Hugging Face id (default: th
     "Run every `lrag_*` configuration on SQuAD 2.0, resumable; returns the run folder"
     from etc_nb.lm import load_lm, model_name
     name = model_name(model); out = Path(out or project_root()/'runs'/'lrag'/model_slug(name)); out.mkdir(parents=True, exist_ok=True)
-    lm, tok = load_lm(name, device, dtype)
-    paragraphs = list(dataset_paragraphs('squad2'))
-    if corpus not in ('chunks', 'passages'): raise ValueError(f"corpus must be 'chunks' or 'passages', got {corpus!r}")
-    store = lrag_corpus(paragraphs, unit) if corpus == 'chunks' else from_paragraphs(paragraphs, words=100, name='squad2-passages100')
-    index = DenseIndex(store)
-    qs = load_dataset('squad2', n=n_questions, seed=seed)
-    order = list(qs); random.Random(seed).shuffle(order)
-    lr = LRAG(lm, tok, index, n, max_new_tokens=max_new_tokens, chat=chat, scope=scope,
-              articles=articles_of(paragraphs) if scope == 'article' else None,
-              paragraph_id=paragraph_ids(paragraphs) if corpus == 'chunks' else None)
-    cfg = dict(model=name, dtype=str(lm.dtype).removeprefix('torch.'), device=str(lm.device), chat_template=model_input('x', tok, chat) != 'x',
-               questions=dict(dataset='squad2', variant=qs.variant, file=qs.path.name, n=n_questions, seed=seed, answerable_only=True,
-                              order=[q.id for q in order]),
-               corpus=dict(kind=corpus, name=store.name, paragraphs=len(paragraph_ids(paragraphs)), passages=len(store),
-                           **(dict(unit=unit, size=100, overlap=20) if corpus == 'chunks' else dict(unit='words', size=100, overlap=0)),
-                           fingerprint=store.fingerprint),
-               index=dict(model=index.model_name, search='exact inner product (cosine of normalised embeddings)', k=lr.k),
-               gate=dict(n=n, taus=list(taus), stored_ns=list(GATE_NS), first_pass_min_tokens=lr.n_gate),
-               summary_scope=scope, max_new_tokens=max_new_tokens, answer='first non-blank line, greedy',
-               prompts={m: method_prompt(m, '{Query}', '{Summary}', ['{Retrieved Chunks}'], '{Gold Paragraph}') for m in PASS_METHODS},
-               t_entropy_compute_s=entropy_cost(lm.config.get_text_config().vocab_size, n, device=str(lm.device)),
-               threads=torch.get_num_threads())
-    if (old := out/'config.json').exists():
-        prev = json.loads(old.read_text())
-        if diff := [k for k in ('model', 'questions', 'corpus', 'gate', 'summary_scope', 'max_new_tokens', 'chat_template') if prev.get(k) != cfg[k]]:
-            raise ValueError(f"{out}: existing run has different {diff}; use another `out`")
-    (out/'config.json').write_text(json.dumps(cfg, indent=1))
-    methods, t0 = run_methods(taus), time.perf_counter()
-    have = {(r['method'], r['qid']) for r in _read_jsonl(out/'traces.jsonl')}
-    checked = {r['qid'] for r in _read_jsonl(out/'verify.jsonl')}
-    for i, q in enumerate(order):
-        if max_seconds is not None and time.perf_counter() - t0 > max_seconds: break
-        todo, check = [m for m in methods if (m, q.id) not in have], i < verify and q.id not in checked
-        if not todo and not check: continue
-        c = lr.context(q)
-        rs = {m: lr.run(m, q, c) for m in PASS_METHODS}
-        rs |= {lrag_name(t): compose_lrag(rs['lrag_summary_only'], rs['lrag_strong'], t, n) for t in taus}
-        _append(out/'traces.jsonl', [rs[m] for m in todo])
-        if check: _append(out/'verify.jsonl', [lr.end_to_end(q, c, t, n) for t in taus])
+    with locked(out/'.lock', wait=False):   # one process per run folder, as `runner.run`: a second one stops at once (`Busy`)
+        lm, tok = load_lm(name, device, dtype)
+        paragraphs = list(dataset_paragraphs('squad2'))
+        if corpus not in ('chunks', 'passages'): raise ValueError(f"corpus must be 'chunks' or 'passages', got {corpus!r}")
+        store = lrag_corpus(paragraphs, unit) if corpus == 'chunks' else from_paragraphs(paragraphs, words=100, name='squad2-passages100')
+        index = DenseIndex(store)
+        qs = load_dataset('squad2', n=n_questions, seed=seed)
+        order = list(qs); random.Random(seed).shuffle(order)
+        lr = LRAG(lm, tok, index, n, max_new_tokens=max_new_tokens, chat=chat, scope=scope,
+                  articles=articles_of(paragraphs) if scope == 'article' else None,
+                  paragraph_id=paragraph_ids(paragraphs) if corpus == 'chunks' else None)
+        cfg = dict(model=name, dtype=str(lm.dtype).removeprefix('torch.'), device=str(lm.device), chat_template=model_input('x', tok, chat) != 'x',
+                   questions=dict(dataset='squad2', variant=qs.variant, file=qs.path.name, n=n_questions, seed=seed, answerable_only=True,
+                                  order=[q.id for q in order]),
+                   corpus=dict(kind=corpus, name=store.name, paragraphs=len(paragraph_ids(paragraphs)), passages=len(store),
+                               **(dict(unit=unit, size=100, overlap=20) if corpus == 'chunks' else dict(unit='words', size=100, overlap=0)),
+                               fingerprint=store.fingerprint),
+                   index=dict(model=index.model_name, search='exact inner product (cosine of normalised embeddings)', k=lr.k),
+                   gate=dict(n=n, taus=list(taus), stored_ns=list(GATE_NS), first_pass_min_tokens=lr.n_gate),
+                   summary_scope=scope, max_new_tokens=max_new_tokens, answer='first non-blank line, greedy',
+                   prompts={m: method_prompt(m, '{Query}', '{Summary}', ['{Retrieved Chunks}'], '{Gold Paragraph}') for m in PASS_METHODS},
+                   t_entropy_compute_s=entropy_cost(lm.config.get_text_config().vocab_size, n, device=str(lm.device)),
+                   threads=torch.get_num_threads())
+        if (old := out/'config.json').exists():
+            prev = json.loads(old.read_text())
+            if diff := [k for k in ('model', 'questions', 'corpus', 'gate', 'summary_scope', 'max_new_tokens', 'chat_template') if prev.get(k) != cfg[k]]:
+                raise ValueError(f"{out}: existing run has different {diff}; use another `out`")
+        (out/'config.json').write_text(json.dumps(cfg, indent=1))
+        methods, t0 = run_methods(taus), time.perf_counter()
+        have = {(r['method'], r['qid']) for r in _read_jsonl(out/'traces.jsonl')}
+        checked = {r['qid'] for r in _read_jsonl(out/'verify.jsonl')}
+        for i, q in enumerate(order):
+            if max_seconds is not None and time.perf_counter() - t0 > max_seconds: break
+            todo, check = [m for m in methods if (m, q.id) not in have], i < verify and q.id not in checked
+            if not todo and not check: continue
+            c = lr.context(q)
+            rs = {m: lr.run(m, q, c) for m in PASS_METHODS}
+            rs |= {lrag_name(t): compose_lrag(rs['lrag_summary_only'], rs['lrag_strong'], t, n) for t in taus}
+            _append(out/'traces.jsonl', [rs[m] for m in todo])
+            if check: _append(out/'verify.jsonl', [lr.end_to_end(q, c, t, n) for t in taus])
     return out
 
 # %% ../nbs/17_lrag.ipynb #c2d9dd9e

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from fastcore.script import Param, call_parse
 from tqdm.auto import tqdm
-from .core import is_bundled
+from .core import is_bundled, locked
 from .data import QADataset, load_dataset
 from .lm import model_name
 from .loop import method_config
@@ -236,13 +236,15 @@ def merge_runs(out:str|Path, # the merged run folder: new, or holding the same r
             if key not in order: raise ValueError(f"{d/'traces.jsonl'}: {key} is not a question of this run")
             if key in found: dups.append((*key, str(d), 'same' if without_timing(found[key]) == without_timing(r) else 'differ'))
             else: found[key] = r
-    check_config(out, cfg)
-    have = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
-    new = [k for k in order if k in found and k not in have]
-    with open(out/'traces.jsonl', 'a', encoding='utf-8') as f: f.writelines(json.dumps(found[k]) + '\n' for k in new)
-    if new: _merge_compute(out, dirs)
-    records = read_traces(out/'traces.jsonl')
-    if records: summary_table(records).to_csv(out/'summary.csv')
+    out.mkdir(parents=True, exist_ok=True)
+    with locked(out/'.lock', wait=False):   # the runner's lock: no run (or other merge) appends to `out` meanwhile (else `Busy`)
+        check_config(out, cfg)
+        have = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
+        new = [k for k in order if k in found and k not in have]
+        with open(out/'traces.jsonl', 'a', encoding='utf-8') as f: f.writelines(json.dumps(found[k]) + '\n' for k in new)
+        if new: _merge_compute(out, dirs)
+        records = read_traces(out/'traces.jsonl')
+        if records: summary_table(records).to_csv(out/'summary.csv')
     shards = [_run_of(d).get('shard') for d in dirs]
     n_shards = {parse_shard(s)[1] for s in shards if s}
     return dict(records=len(records), added=len(new), missing=[k for k in order if k not in found and k not in have], duplicates=dups,
