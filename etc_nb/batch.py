@@ -125,7 +125,7 @@ def _run_step(pool:SlotPool, eng, ids:torch.Tensor, pos:torch.Tensor, b:int, L:i
     _STEP.pos, _STEP.shared, _STEP.rows, _STEP.last = pos, pool.n_prefix, None, eng.hooked
     AttentionInterface.register(_BATCH_IMPL, _batch_attention)     # (again: a reloaded module brings its own `_STEP`)
     cfg._attn_implementation_internal = _BATCH_IMPL
-    try: out = model(ids, position_ids=pos[:, None], past_key_values=_StepCache(pool, b, L), use_cache=True, logits_to_keep=1)
+    try: out = model(ids, position_ids=pos[:, None], **{eng.cache_kw: _StepCache(pool, b, L)}, use_cache=True, logits_to_keep=1)
     finally: cfg._attn_implementation_internal = saved; _STEP.pos = _STEP.last = None
     rows, _STEP.rows = _STEP.rows, None
     logits = out.logits[:, -1]

@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['ARG_RULES', 'project_root', 'results_dir', 'figures_dir', 'cache_dir', 'locked', 'UsageError', 'DataError',
-           'DataNotFound', 'Busy', 'parse_shard', 'check_args', 'bundled_dir', 'data_dirs', 'find_data', 'is_bundled',
-           'benchmark_file', 'load_nlp', 'script_main', 'console_script', 'script_command', 'script_runs']
+           'DataNotFound', 'Busy', 'hold_run_folder', 'parse_shard', 'check_args', 'bundled_dir', 'data_dirs',
+           'find_data', 'is_bundled', 'benchmark_file', 'load_nlp', 'script_main', 'console_script', 'script_command',
+           'script_runs']
 
 # %% ../nbs/00_core.ipynb #f8b9e61b
 import functools, importlib.util, inspect, json, math, numbers, os, re, shutil, subprocess, sys, traceback
@@ -72,6 +73,13 @@ class DataNotFound(DataError, FileNotFoundError):
 
 class Busy(UsageError):
     "A folder another process holds the lock of (`locked` with `wait=False`)"
+
+# %% ../nbs/00_core.ipynb #26108f1b
+def hold_run_folder(folder:str|Path, # a run folder; created if missing
+                   ):
+    "Hold the run lock of `folder` (`<folder>/.lock`) without waiting: `Busy` if another process holds it"
+    folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+    return locked(folder/'.lock', wait=False)
 
 # %% ../nbs/00_core.ipynb #abdb3787
 ARG_RULES = dict(        # argument: (kind, smallest allowed value)

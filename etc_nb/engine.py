@@ -4,11 +4,11 @@
 
 # %% auto #0
 __all__ = ['attention_rows', 'last_attention', 'hook_last_layer', 'unhook_last_layer', 'last_layer_attention', 'eager_attentions',
-           'reference_processors', 'special_prefix', 'GrowingLayer', 'fork_cache', 'crop_cache', 'Prefix', 'Engine',
-           'Session', 'choose_signals']
+           'reference_processors', 'special_prefix', 'GrowingLayer', 'fork_cache', 'crop_cache', 'Prefix',
+           'cache_kwarg', 'Engine', 'Session', 'choose_signals']
 
 # %% ../nbs/05_engine.ipynb #d7698555
-import copy, sys
+import copy, inspect, sys
 from typing import Iterator
 import torch
 from torch.nn.utils.rnn import pad_sequence
@@ -190,6 +190,11 @@ class Prefix:
     def __len__(self): return len(self.ids)
     def __repr__(self): return f"Prefix({len(self.ids)} tokens)"
 
+# %% ../nbs/05_engine.ipynb #40ae6642
+def cache_kwarg(model)->str: # 'cache' or 'past_key_values'
+    "The keyword under which `model.forward` takes a KV cache (transformers renamed `past_key_values` to `cache`)"
+    return 'cache' if 'cache' in inspect.signature(model.forward).parameters else 'past_key_values'
+
 # %% ../nbs/05_engine.ipynb #f4b9277b
 class Engine:
     "Incremental decoder over a transformers causal LM: one forward pass per token yields every per-token signal"
@@ -210,6 +215,7 @@ class Engine:
         self.rng = None if seed is None else torch.Generator(self.device).manual_seed(seed)
         self.bos = special_prefix(tok)
         self.hooked = hook_last_layer(model) if attention else None
+        self.cache_kw = cache_kwarg(model)   # the forward's name for the KV cache
 
     def encode(self, text:str)->list: # token ids of one segment (no special tokens)
         "Tokenise one prompt segment on its own"
@@ -220,7 +226,7 @@ class Engine:
               )->Prefix:
         "Encode BOS + `text` once and keep its KV cache"
         ids, cache = self.bos + self.encode(text), DynamicCache()
-        if ids: self.model(torch.tensor([ids], device=self.device), past_key_values=cache, use_cache=True, logits_to_keep=1)
+        if ids: self.model(torch.tensor([ids], device=self.device), **{self.cache_kw: cache}, use_cache=True, logits_to_keep=1)
         return Prefix(ids, cache, text, self.model)
 
     def session(self, prefix:Prefix|None=None, # from `self.prefix` (default: BOS only)
@@ -291,7 +297,7 @@ def _forward(self:Session)->torch.Tensor: # (vocab,) logits of the last position
     if not feed: return self.logits                  # after an EOS stop: same state, same distribution
     got = []
     if e.hooked is not None: e.hooked._etc_nb_capture = lambda q, k, **kw: got.append(attention_rows(q, k, n_rows=len(feed), **kw))
-    try: out = e.model(torch.tensor([feed], device=e.device), past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+    try: out = e.model(torch.tensor([feed], device=e.device), **{e.cache_kw: self.cache}, use_cache=True, logits_to_keep=1)
     finally:
         if e.hooked is not None: e.hooked._etc_nb_capture = None
     self.n_cached = len(self.ids)

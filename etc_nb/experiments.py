@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 import numpy as np, pandas as pd
 from fastcore.script import store_true
-from .core import Busy, DataError, UsageError, benchmark_file, console_script, locked, project_root, results_dir
+from .core import Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked, project_root, results_dir
 from .data import DATASETS, load_dataset
 from .lm import BUNDLED, model_name
 from .loop import LABEL_DATASETS, method_config
@@ -69,7 +69,8 @@ ROWS = {r.name: r for r in [
         corpus="the golden batches' PubMed snippets", # bf16 DRAGIN: θ = 1.3-0.3 retrieve on 0-6 of 100 questions (w/o RAG's score),
         grid_extension=(('dragin', (0.05, 0.02, 0.01, 0.005)),)),                           # 0.1 on 92: below it, as the general rows'; 0.01 then the edge
     Row('pubmedqa', 'pubmedqa', 'test', test=(0, 500), validation=(0, 100), validation_variant='train', table='biomedical', tuned=('etc', 'dragin'),
-        corpus='the 1,000 PQA-L abstracts')]}
+        corpus='the 1,000 PQA-L abstracts', # bf16 DRAGIN: θ = 1.3-0.3 retrieve 0-0.09 times per question (w/o RAG's score);
+        grid_extension=(('dragin', (0.05, 0.02, 0.01, 0.005)),))]}                            # BioASQ's extension, set before θ = 0.1 finished
 
 # %% ../nbs/19_experiments.ipynb #d2fa4186
 def _fmt(v)->str: return f"{v:g}" if isinstance(v, float) else str(v)
@@ -220,9 +221,8 @@ def restore_runs(experiment:str, model:str, jobs:list, runs:str='experiments', r
     for j, (d, recs) in committed_jobs(experiment, model, results).items():
         f = j.folder(model, runs)
         if j not in jobs or (f/'traces.jsonl').exists(): continue
-        f.mkdir(parents=True, exist_ok=True)
         try:
-            with locked(f/'.lock', wait=False):                  # the runner's lock: a queue answering this job keeps its own records
+            with hold_run_folder(f):                  # the runner's lock: a queue answering this job keeps its own records
                 if (f/'traces.jsonl').exists(): continue
                 (f/'config.json').write_text(json.dumps(d['run'], indent=1))
                 if d.get('compute'): (f/'compute.jsonl').write_text(''.join(json.dumps(c) + '\n' for c in d['compute']))
@@ -324,6 +324,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
                     model:str, # model name
                     rows=None, # row names (default: every available row the experiment uses)
                     prompt_formats=('raw',), # backbone: the prompt formats to compare; others: the first is used
+                    methods=None, # only these methods' jobs (default: all); the others' thresholds are then not needed
                    )->list:
     "The jobs of an experiment, in the order they run"
     if experiment not in EXPERIMENTS: raise UsageError(f"unknown experiment {experiment!r}; one of {', '.join(EXPERIMENTS)}")
@@ -338,8 +339,8 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
         return ([job('2wikimultihopqa', 'dragin', 'test', f, theta=t) for t in thetas] +
                 [job('2wikimultihopqa', 'dragin', 'validation', f, theta=t) for t in (BUDGET_THETAS if thetas else ())] +
                 [job(r, 'etc', 'test', f, alpha=a) for r in rows if r != 'hotpotqa-train100' for a in ROWS[r].grid('etc')])
-    methods = {'main': MAIN_METHODS, 'ablation': ('etc',) + ABLATION_METHODS, 'biomedical': BIOMEDICAL_METHODS}[experiment]
-    return [job(r, m, 'test', f, **method_params(model, r, m, f)) for r in rows for m in methods]
+    ms = {'main': MAIN_METHODS, 'ablation': ('etc',) + ABLATION_METHODS, 'biomedical': BIOMEDICAL_METHODS}[experiment]
+    return [job(r, m, 'test', f, **method_params(model, r, m, f)) for r in rows for m in ms if not methods or m in methods]
 
 # %% ../nbs/19_experiments.ipynb #1fc95a5d
 def backbone_table(runs:dict, # model -> records of the backbone experiment (`load_experiment`)
@@ -495,8 +496,9 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     model = model_name(model)
     rows = [r.strip() for r in rows.split(',')] if rows else None
     if bad := [r for r in rows or [] if r not in ROWS]: raise UsageError(f"unknown row(s) {bad}; known: {', '.join(ROWS)}")
-    jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')))
-    if methods: jobs = _only_methods(jobs, [m.strip() for m in methods.split(',')])
+    methods = [m.strip() for m in methods.split(',')] if methods else None   # (a method not chosen needs no threshold)
+    jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')), methods)
+    if methods: jobs = _only_methods(jobs, methods)
     k = 0 if limit else sum(restore_runs(e, model, jobs) for e in dict.fromkeys([experiment, *EXPERIMENTS]))
     if k: print(f"{k} run folder(s) restored from data/results/*/{model_slug(model)}/")
     for i, j in enumerate(jobs if not export_only else []):

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from .core import locked, project_root, results_dir
+from .core import hold_run_folder, project_root, results_dir
 from .corpus import Corpus, split_words, from_paragraphs
 from .data import dataset_paragraphs, load_dataset
 from .engine import Engine
@@ -412,8 +412,8 @@ def run_lrag(model:str|None=None, # bundled name or Hugging Face id (default: th
             )->Path:
     "Run every `lrag_*` configuration on SQuAD 2.0, resumable; returns the run folder"
     from etc_nb.lm import load_lm, model_name
-    name = model_name(model); out = Path(out or project_root()/'runs'/'lrag'/model_slug(name)); out.mkdir(parents=True, exist_ok=True)
-    with locked(out/'.lock', wait=False):   # one process per run folder, as `runner.run`: a second one stops at once (`Busy`)
+    name = model_name(model); out = Path(out or project_root()/'runs'/'lrag'/model_slug(name))
+    with hold_run_folder(out):   # one process per run folder, as `runner.run`: a second one stops at once (`Busy`)
         lm, tok = load_lm(name, device, dtype)
         paragraphs = list(dataset_paragraphs('squad2'))
         if corpus not in ('chunks', 'passages'): raise ValueError(f"corpus must be 'chunks' or 'passages', got {corpus!r}")

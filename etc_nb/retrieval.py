@@ -350,7 +350,7 @@ def _open_cache(path:Path, tries:int=12)->sqlite3.Connection:
                         'hits TEXT, PRIMARY KEY (backend, fingerprint, query, k))')
             return con
         except sqlite3.OperationalError as e:
-            if 'locked' not in str(e) or i == tries - 1: raise
+            if 'locked' not in str(e) or i == tries - 1: con.close(); raise
             time.sleep(0.01 * 2 ** i)
 
 class CachedRetriever(Retriever):

@@ -16,7 +16,7 @@ import numpy as np, pandas as pd, torch
 from fastcore.script import store_true
 from tqdm.auto import tqdm
 from .batch import answer_batched
-from .core import DataError, UsageError, cache_dir, check_args, console_script, is_bundled, locked, project_root, script_command
+from .core import DataError, UsageError, cache_dir, check_args, console_script, is_bundled, hold_run_folder, project_root, script_command
 from .corpus import Corpus, from_paragraphs
 from .data import DATASETS, Question, dataset_paragraphs, load_dataset, _variant as dataset_variant
 from .engine import Engine
@@ -233,8 +233,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     questions = load_dataset(dataset, n=n, variant=variant, seed=seed, start=start); closed_corpus(dataset, variant)  # data
     part = shard_questions(questions, shard) if shard else questions
     out = Path(out) if out else default_out(dataset, methods, n, part.shard if shard else None, start, prompt_format)
-    out.mkdir(parents=True, exist_ok=True)
-    with locked(out/'.lock', wait=False):   # one process per run folder, taken before the model loads: a second one stops at once (`Busy`)
+    with hold_run_folder(out):   # one process per run folder, taken before the model loads: a second one stops at once (`Busy`)
         loop = (RunPlan(dataset, model, variant, prompt_format) if workers else       # the model (a Ray driver loads none)
                 get_loop(dataset, model, variant, prompt_format))
         cfg = run_config(loop, cfgs, questions, n, seed, debug, start)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from fastcore.script import Param, call_parse
 from tqdm.auto import tqdm
-from .core import is_bundled, locked
+from .core import hold_run_folder, is_bundled
 from .data import QADataset, load_dataset
 from .lm import model_name
 from .loop import method_config
@@ -236,8 +236,7 @@ def merge_runs(out:str|Path, # the merged run folder: new, or holding the same r
             if key not in order: raise ValueError(f"{d/'traces.jsonl'}: {key} is not a question of this run")
             if key in found: dups.append((*key, str(d), 'same' if without_timing(found[key]) == without_timing(r) else 'differ'))
             else: found[key] = r
-    out.mkdir(parents=True, exist_ok=True)
-    with locked(out/'.lock', wait=False):   # the runner's lock: no run (or other merge) appends to `out` meanwhile (else `Busy`)
+    with hold_run_folder(out):   # the runner's lock: no run (or other merge) appends to `out` meanwhile (else `Busy`)
         check_config(out, cfg)
         have = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
         new = [k for k in order if k in found and k not in have]
