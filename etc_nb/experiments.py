@@ -308,6 +308,9 @@ BUDGET_THETAS = (0.05, 0.02, 0.01) # DRAGIN θ below its grid, for the alpha exp
                                    # says so; 0.005 would be the next step).
 TUNED_FROM = {'etc_1st': 'etc', 'etc_fixed': 'etc', 'etc_no_smoothing': 'etc'} # methods that take another's threshold
 
+def _check_methods(methods:list, have)->None: # `UsageError` naming the methods not among `have`
+    if bad := [m for m in methods if m not in have]: raise UsageError(f"method(s) {bad} not in these jobs; they have {', '.join(dict.fromkeys(have))}")
+
 def _paper_threshold(model:str, row:str, method:str)->bool: # does a paper table give this model's threshold?
     try: return method_config(method, ROWS[row].dataset, model_name(model)).sources.get(GRIDS[TUNED_FROM.get(method, method)][0]) == 'paper table'
     except UsageError: return False
@@ -340,6 +343,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
                 [job('2wikimultihopqa', 'dragin', 'validation', f, theta=t) for t in (BUDGET_THETAS if thetas else ())] +
                 [job(r, 'etc', 'test', f, alpha=a) for r in rows if r != 'hotpotqa-train100' for a in ROWS[r].grid('etc')])
     ms = {'main': MAIN_METHODS, 'ablation': ('etc',) + ABLATION_METHODS, 'biomedical': BIOMEDICAL_METHODS}[experiment]
+    if methods: _check_methods(methods, ms)   # (before filtering: the message lists every method of the experiment)
     return [job(r, m, 'test', f, **method_params(model, r, m, f)) for r in rows for m in ms if not methods or m in methods]
 
 # %% ../nbs/19_experiments.ipynb #1fc95a5d
@@ -477,7 +481,7 @@ def side_by_side(tables:dict, # label -> table in `score_table`'s layout
 
 # %% ../nbs/19_experiments.ipynb #95a41bea
 def _only_methods(jobs:list, methods:list)->list: # the jobs of `methods`, method by method (export keeps the others' results)
-    if bad := [m for m in methods if m not in {j.method for j in jobs}]: raise UsageError(f"method(s) {bad} not in these jobs; they have {', '.join(dict.fromkeys(j.method for j in jobs))}")
+    _check_methods(methods, [j.method for j in jobs])
     return [j for m in methods for j in jobs if j.method == m]
 
 @console_script('etc_nb_experiment')
