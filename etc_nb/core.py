@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['ARG_RULES', 'project_root', 'results_dir', 'figures_dir', 'cache_dir', 'locked', 'UsageError', 'DataError',
-           'DataNotFound', 'Busy', 'hold_run_folder', 'parse_shard', 'check_args', 'bundled_dir', 'data_dirs',
-           'find_data', 'is_bundled', 'benchmark_file', 'load_nlp', 'script_main', 'console_script', 'script_command',
-           'script_runs']
+           'DataNotFound', 'Busy', 'held_by_flock', 'hold_run_folder', 'parse_shard', 'check_args', 'bundled_dir',
+           'data_dirs', 'find_data', 'is_bundled', 'benchmark_file', 'load_nlp', 'script_main', 'console_script',
+           'script_command', 'script_runs']
 
 # %% ../nbs/00_core.ipynb #f8b9e61b
 import functools, importlib.util, inspect, json, math, numbers, os, re, shutil, subprocess, sys, traceback
@@ -73,6 +73,20 @@ class DataNotFound(DataError, FileNotFoundError):
 
 class Busy(UsageError):
     "A folder another process holds the lock of (`locked` with `wait=False`)"
+
+# %% ../nbs/00_core.ipynb #5e1d7c2a
+import signal, time
+@contextlib.contextmanager
+def held_by_flock(path:str|Path, # a lock file or folder
+                  timeout:float=30, # seconds `flock` may take to get it
+                 ):
+    "util-linux's `flock` holds `path` in another process for the duration of the `with` block (a test aid)"
+    holder = subprocess.Popen(['flock', '-o', str(path), 'sleep', '600'], start_new_session=True); t0 = time.time()  # -o: the lock is flock's, not sleep's
+    try:
+        while subprocess.run(['flock', '-n', str(path), 'true']).returncode == 0:   # until the holder has it
+            assert holder.poll() is None and time.time() - t0 < timeout, 'flock did not take the lock'; time.sleep(0.02)
+        yield path
+    finally: os.killpg(holder.pid, signal.SIGKILL); holder.wait()
 
 # %% ../nbs/00_core.ipynb #26108f1b
 def hold_run_folder(folder:str|Path, # a run folder; created if missing
