@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 import numpy as np, pandas as pd
 from fastcore.script import store_true
-from .core import Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked, project_root, results_dir
+from .core import Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked, project_root, results_dir, write_jsonl_gz
 from .data import DATASETS, load_dataset
 from .lm import BUNDLED, model_name
-from .loop import LABEL_DATASETS, method_config
+from .loop import LABEL_DATASETS, answer_scores, method_config
 from .lrag import model_slug
 from .prompts import ANSWER_PHRASE
 from .runner import cli_command, read_compute, read_traces, run, summary_table
@@ -200,6 +200,7 @@ def _export(experiment, model, jobs, out, runs)->Path:
         elif kept: run_cfg = d['run']                                   # no run folder here: kept as committed
         else: continue
         have = {r['qid'] for r in rs}; rs += [r for r in kept if r['qid'] not in have]
+        rs = [r | answer_scores(r['prediction'], r['golds'], ROWS[j.row].dataset) for r in rs]   # scored by today's rules, whenever answered
         pos = _slice_qids(j.row, j.split); first = {q: i for i, q in enumerate(dict.fromkeys(r['qid'] for r in rs))}
         recs += sorted(rs, key=lambda r: (pos.get(r['qid'], len(pos)), first[r['qid']]))
         start, n = ROWS[j.row].slice(j.split)
@@ -208,8 +209,7 @@ def _export(experiment, model, jobs, out, runs)->Path:
                              compute=read_compute(j.folder(model, runs)) or (d or {}).get('compute', [])))
     if not recs: raise UsageError(f"no finished records for {experiment}/{model}: run the jobs first")
     part = lambda n: out/f'{n}.part' # written aside, then renamed: a reader never sees half a file
-    with gzip.open(part('traces.jsonl.gz'), 'wt', encoding='utf-8') as f:
-        for r in recs: f.write(json.dumps(r) + '\n')
+    write_jsonl_gz(part('traces.jsonl.gz'), recs)                     # (no time stamp: re-exporting unchanged results changes no byte)
     summarize(recs).to_csv(part('summary.csv'), index=False)
     part('config.json').write_text(json.dumps(dict(experiment=experiment, model=model, jobs=cfg_jobs), indent=1))
     for n in ('traces.jsonl.gz', 'summary.csv', 'config.json'): part(n).replace(out/n)

@@ -6,7 +6,8 @@
 __all__ = ['METHODS', 'FORMULATIONS', 'QFS_ROWS', 'QFS_ROW', 'LRAG_SUMMARY_DATASETS', 'LABEL_DATASETS', 'configs_dir',
            'method_definitions', 'MethodConfig', 'top_n', 'threshold_param', 'resolve_threshold', 'trigger_params',
            'method_config', 'first_sentence_end', 'answer_complete', 'lrag_summary', 'lrag_context', 'chunk_tokens',
-           'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'check_trace', 'checked_traces']
+           'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'answer_scores', 'check_trace',
+           'checked_traces']
 
 # %% ../nbs/12_loop.ipynb #f47c3a15
 import copy, hashlib, inspect, json, math, time
@@ -419,17 +420,23 @@ def _ask_again(self:_QuestionRun, suffix:str, n:int)->str:
 
 LABEL_DATASETS = ('strategyqa', 'bioasq', 'pubmedqa') # scored by accuracy
 
+def answer_scores(prediction:str, # the final text (`prediction` of a trace)
+                  golds:list, # gold answers (none: no scores)
+                  dataset:str, # the extraction rule's dataset (`evaluation.EXTRACTORS`)
+                 )->dict: # {answer, em, f1, precision, recall}, and acc for yes/no(/maybe) datasets
+    "A trace's extracted answer and scores, from its prediction (what `export_experiment` recomputes too)"
+    answer = extract_answer(prediction, dataset)
+    scores = score_answer(answer, golds) if golds else dict(em=None, f1=None, precision=None, recall=None)
+    return dict(answer=answer, **scores, **({'acc': scores['em']} if dataset in LABEL_DATASETS and golds else {}))
+
 def _trace(self:_QuestionRun, text:str, final:str, regen:bool, stop:str, wall:float)->dict:
     q, loop = self.q, self.loop
     golds = list(getattr(q, 'answers', []) or [])
-    answer = extract_answer(final, loop.dataset)
-    scores = score_answer(answer, golds) if golds else dict(em=None, f1=None, precision=None, recall=None)
-    if loop.dataset in LABEL_DATASETS and golds: scores['acc'] = scores['em']
     counters = dict(retrievals=len(self.events), generations=len(self.chunks), tokens=sum(len(c['tokens']['id']) for c in self.chunks),
                     sentences=sum(c['sentences'] for c in self.chunks), regenerated=int(regen))
     return dict(qid=getattr(q, 'id', None), method=self.m.name, dataset=loop.dataset, model=loop.model, corpus=loop.corpus,
                 config=self.m.to_dict(), config_hash=self.m.hash, question=self.qtext, golds=golds, generated=text,
-                prediction=final, answer=answer, **scores, retrievals=self.events, chunks=self.chunks, counters=counters,
+                prediction=final, **answer_scores(final, golds, loop.dataset), retrievals=self.events, chunks=self.chunks, counters=counters,
                 stop_reason=stop, wall_s=round(wall, 3), **({'lrag_summary': self.summary} if self.m.context_format == 'lrag' else {}))
 
 _QuestionRun._ask_again, _QuestionRun._trace = _ask_again, _trace

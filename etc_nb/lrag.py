@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np, pandas as pd, torch
-from .core import hold_run_folder, project_root, results_dir
+from .core import hold_run_folder, project_root, results_dir, write_jsonl_gz
 from .corpus import Corpus, split_words, from_paragraphs
 from .data import dataset_paragraphs, load_dataset
 from .engine import Engine
@@ -503,8 +503,7 @@ def export_results(run:str|Path, # run folder of `run_lrag`
     pd.concat([summ, sweep]).reindex(columns=cols).to_csv(dest/'summary.csv', index=False, float_format='%.10g')
     (dest/'config.json').write_text(json.dumps(cfg, indent=1))
     for name, rs in (('traces', records), ('verify', verify)):
-        with gzip.open(dest/f'{name}.jsonl.gz', 'wt', encoding='utf-8', compresslevel=9) as f:
-            f.writelines(json.dumps(r, ensure_ascii=False) + '\n' for r in rs)
+        write_jsonl_gz(dest/f'{name}.jsonl.gz', rs, ensure_ascii=False)          # (no time stamp: the same records, the same bytes)
     return dest
 
 def load_results(folder:str|Path)->tuple: # (config dict, summary DataFrame, trace records, verify records)
