@@ -43,7 +43,7 @@ def write_jsonl_gz(path:str|Path, # the file to write (any name; e.g. `traces.js
                    **dumps_kw, # passed to `json.dumps`, e.g. `ensure_ascii=False`
                   )->Path:
     "Write `records` as gzipped JSON lines with no time stamp in the header: the same records, the same bytes"
-    with gzip.GzipFile(path, 'wb', mtime=0) as z, io.TextIOWrapper(z, encoding='utf-8') as f:
+    with open(path, 'wb') as raw, gzip.GzipFile(filename='', fileobj=raw, mode='wb', mtime=0) as z, io.TextIOWrapper(z, encoding='utf-8') as f:
         f.writelines(json.dumps(r, **dumps_kw) + '\n' for r in records)
     return Path(path)
 

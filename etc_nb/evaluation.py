@@ -73,7 +73,7 @@ def _after_marker(text:str)->str|None:
     return None if i < 0 else text[i + len(ANSWER_MARKER) + 1:]
 
 def _label(s:str, labels)->str: # the label `s` starts with as a whole word ('not certain' is none), else `s` stripped
-    m = re.match(rf"({'|'.join(labels)})\b", s, re.I); return m[1].lower() if m else s.strip()
+    m = labels and re.match(rf"({'|'.join(map(re.escape, labels))})(?![\w'’-])", s, re.I); return m[1].lower() if m else s.strip()   # ('no-one' is no label either)
 
 _SPAN_END = ('</s>', '<|endoftext|>', '.')
 def _span(a, t): return '' if a is None else _strip_suffixes(a, _SPAN_END)

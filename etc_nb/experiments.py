@@ -20,7 +20,7 @@ from fastcore.script import store_true
 from .core import Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked, project_root, results_dir, write_jsonl_gz
 from .data import DATASETS, load_dataset
 from .lm import BUNDLED, model_name
-from .loop import LABEL_DATASETS, answer_scores, method_config
+from .loop import LABEL_DATASETS, method_config, score_prediction
 from .lrag import model_slug
 from .prompts import ANSWER_PHRASE
 from .runner import cli_command, read_compute, read_traces, run, summary_table
@@ -200,7 +200,7 @@ def _export(experiment, model, jobs, out, runs)->Path:
         elif kept: run_cfg = d['run']                                   # no run folder here: kept as committed
         else: continue
         have = {r['qid'] for r in rs}; rs += [r for r in kept if r['qid'] not in have]
-        rs = [r | answer_scores(r['prediction'], r['golds'], ROWS[j.row].dataset) for r in rs]   # scored by today's rules, whenever answered
+        rs = [r | score_prediction(r['prediction'], r['golds'], ROWS[j.row].dataset) for r in rs]   # scored by today's rules, whenever answered
         pos = _slice_qids(j.row, j.split); first = {q: i for i, q in enumerate(dict.fromkeys(r['qid'] for r in rs))}
         recs += sorted(rs, key=lambda r: (pos.get(r['qid'], len(pos)), first[r['qid']]))
         start, n = ROWS[j.row].slice(j.split)

@@ -6,8 +6,8 @@
 __all__ = ['METHODS', 'FORMULATIONS', 'QFS_ROWS', 'QFS_ROW', 'LRAG_SUMMARY_DATASETS', 'LABEL_DATASETS', 'configs_dir',
            'method_definitions', 'MethodConfig', 'top_n', 'threshold_param', 'resolve_threshold', 'trigger_params',
            'method_config', 'first_sentence_end', 'answer_complete', 'lrag_summary', 'lrag_context', 'chunk_tokens',
-           'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'answer_scores', 'check_trace',
-           'checked_traces']
+           'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'score_prediction',
+           'check_trace', 'checked_traces']
 
 # %% ../nbs/12_loop.ipynb #f47c3a15
 import copy, hashlib, inspect, json, math, time
@@ -420,7 +420,7 @@ def _ask_again(self:_QuestionRun, suffix:str, n:int)->str:
 
 LABEL_DATASETS = ('strategyqa', 'bioasq', 'pubmedqa') # scored by accuracy
 
-def answer_scores(prediction:str, # the final text (`prediction` of a trace)
+def score_prediction(prediction:str, # the final text (`prediction` of a trace)
                   golds:list, # gold answers (none: no scores)
                   dataset:str, # the extraction rule's dataset (`evaluation.EXTRACTORS`)
                  )->dict: # {answer, em, f1, precision, recall}, and acc for yes/no(/maybe) datasets
@@ -436,7 +436,7 @@ def _trace(self:_QuestionRun, text:str, final:str, regen:bool, stop:str, wall:fl
                     sentences=sum(c['sentences'] for c in self.chunks), regenerated=int(regen))
     return dict(qid=getattr(q, 'id', None), method=self.m.name, dataset=loop.dataset, model=loop.model, corpus=loop.corpus,
                 config=self.m.to_dict(), config_hash=self.m.hash, question=self.qtext, golds=golds, generated=text,
-                prediction=final, **answer_scores(final, golds, loop.dataset), retrievals=self.events, chunks=self.chunks, counters=counters,
+                prediction=final, **score_prediction(final, golds, loop.dataset), retrievals=self.events, chunks=self.chunks, counters=counters,
                 stop_reason=stop, wall_s=round(wall, 3), **({'lrag_summary': self.summary} if self.m.context_format == 'lrag' else {}))
 
 _QuestionRun._ask_again, _QuestionRun._trace = _ask_again, _trace
@@ -484,6 +484,7 @@ def check_trace(trace:dict, # a trace record
     if trace['golds']:
         sc = score_answer(trace['answer'], trace['golds'])
         _check(all(math.isclose(sc[k], trace[k]) for k in sc), f"scores {sc} differ from the trace's")
+        _check(trace['dataset'] not in LABEL_DATASETS or trace.get('acc') == sc['em'], f"acc {trace.get('acc')} is not the EM {sc['em']}")
     c, ch = trace['counters'], trace['chunks']
     want = dict(retrievals=len(trace['retrievals']), generations=len(ch), tokens=sum(len(x['tokens']['id']) for x in ch),
                 sentences=sum(x['sentences'] for x in ch))
