@@ -421,9 +421,9 @@ def _ask_again(self:_QuestionRun, suffix:str, n:int)->str:
 LABEL_DATASETS = ('strategyqa', 'bioasq', 'pubmedqa') # scored by accuracy
 
 def score_prediction(prediction:str, # the final text (`prediction` of a trace)
-                  golds:list, # gold answers (none: no scores)
-                  dataset:str, # the extraction rule's dataset (`evaluation.EXTRACTORS`)
-                 )->dict: # {answer, em, f1, precision, recall}, and acc for yes/no(/maybe) datasets
+                     golds:list, # gold answers (none: no scores)
+                     dataset:str, # the extraction rule's dataset (`evaluation.EXTRACTORS`)
+                    )->dict: # {answer, em, f1, precision, recall}, and acc for yes/no(/maybe) datasets
     "A trace's extracted answer and scores, from its prediction (what `export_experiment` recomputes too)"
     answer = extract_answer(prediction, dataset)
     scores = score_answer(answer, golds) if golds else dict(em=None, f1=None, precision=None, recall=None)
