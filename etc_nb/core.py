@@ -98,7 +98,18 @@ def held_by_flock(path:str|Path, # a lock file or folder
         while subprocess.run(['flock', '-n', str(path), 'true']).returncode == 0:   # until the holder has it
             assert holder.poll() is None and time.time() - t0 < timeout, 'flock did not take the lock'; time.sleep(0.02)
         yield path
-    finally: os.killpg(holder.pid, signal.SIGKILL); holder.wait()
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL); holder.wait()   # reaps flock, not the rest of its group (its child may still be exiting)
+        _until_released(path, holder.pid, timeout)
+
+def _until_released(path, group:int, timeout:float): # until no process of `group` is left or `path`'s lock can be taken
+    t0 = time.time()
+    while True:
+        try: os.killpg(group, 0)
+        except ProcessLookupError: return                       # the group is gone: every descriptor it held is closed
+        try:
+            with locked(path, wait=False): return                 # (a zombie left to an init that does not reap counts as alive)
+        except Busy: assert time.time() - t0 < timeout, f'{path} still locked {timeout}s after its holder was killed'; time.sleep(0.02)
 
 # %% ../nbs/00_core.ipynb #26108f1b
 def hold_run_folder(folder:str|Path, # a run folder; created if missing
