@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _zstd(dict_bytes=None): # a zstd 19 compressor with long-distance matching (and a raw-content dictionary)
     params = zstd.ZstdCompressionParameters.from_level(19, window_log=27, enable_ldm=True)
     d = zstd.ZstdCompressionDict(dict_bytes, dict_type=zstd.DICT_TYPE_RAWCONTENT) if dict_bytes else None
-    return zstd.ZstdCompressor(compression_params=params, dict_data=d), zstd.ZstdDecompressor(dict_data=d)
+    return zstd.ZstdCompressor(compression_params=params, dict_data=d)
 
 def _jsonl(records)->bytes: return ''.join(json.dumps(r) + '\n' for r in records).encode()
 def _unjsonl(b:bytes)->list: return [json.loads(l) for l in b.decode().splitlines()]
@@ -105,12 +105,16 @@ def from_parquet(b:bytes)->list:
         out.append(r)
     return out
 
-CODECS = { # name -> (encode(bytes or records, anchor bytes), decode(file, anchor bytes))
-    'gzip9': (lambda rs, a: gzip.compress(_jsonl(rs), 9, mtime=0), lambda b, a: _unjsonl(gzip.decompress(b))),
-    'xz9e': (lambda rs, a: lzma.compress(_jsonl(rs), preset=9 | lzma.PRESET_EXTREME), lambda b, a: _unjsonl(lzma.decompress(b))),
-    'zstd19': (lambda rs, a: _zstd()[0].compress(_jsonl(rs)), lambda b, a: _unjsonl(_zstd()[1].decompress(b))),
-    'parquet_zstd19': (lambda rs, a: to_parquet(rs), lambda b, a: from_parquet(b)),
-    'zstd19_anchor': (lambda rs, a: _zstd(a)[0].compress(_jsonl(rs)), lambda b, a: _unjsonl(_zstd(a)[1].decompress(b))),
+def _zstd_decompress(b:bytes, dict_bytes=None)->bytes:
+    d = zstd.ZstdCompressionDict(dict_bytes, dict_type=zstd.DICT_TYPE_RAWCONTENT) if dict_bytes else None
+    return zstd.ZstdDecompressor(dict_data=d).decompress(b)
+
+CODECS = { # name -> (encode(records, their JSON lines, anchor bytes), decode(file, anchor bytes))
+    'gzip9': (lambda rs, raw, a: gzip.compress(raw, 9, mtime=0), lambda b, a: _unjsonl(gzip.decompress(b))),
+    'xz9e': (lambda rs, raw, a: lzma.compress(raw, preset=9 | lzma.PRESET_EXTREME), lambda b, a: _unjsonl(lzma.decompress(b))),
+    'zstd19': (lambda rs, raw, a: _zstd().compress(raw), lambda b, a: _unjsonl(_zstd_decompress(b))),
+    'parquet_zstd19': (lambda rs, raw, a: to_parquet(rs), lambda b, a: from_parquet(b)),
+    'zstd19_anchor': (lambda rs, raw, a: _zstd(a).compress(raw), lambda b, a: _unjsonl(_zstd_decompress(b, a))),
 }
 
 def jobs_of(path:Path)->dict: # (row, split, method) -> records, in file order
@@ -127,14 +131,14 @@ def measure(paths:list, max_jobs:int|None=None)->dict:
     for path in paths:
         jobs = list(jobs_of(path).items())[:max_jobs]; anchors = {}
         for (row, split, method), recs in jobs:
-            anchor = anchors.setdefault((row, split), _jsonl(recs)); n_jobs += 1; n_records += len(recs)
+            raw = _jsonl(recs); anchor = anchors.setdefault((row, split), raw); n_jobs += 1; n_records += len(recs)
             for name, (enc, dec) in CODECS.items():
-                a = anchor if name == 'zstd19_anchor' and anchor != _jsonl(recs) else None
-                t0 = time.perf_counter(); b = enc(recs, a); t1 = time.perf_counter(); back = dec(b, a); t2 = time.perf_counter()
+                a = anchor if name == 'zstd19_anchor' and anchor != raw else None
+                t0 = time.perf_counter(); b = enc(recs, raw, a); t1 = time.perf_counter(); back = dec(b, a); t2 = time.perf_counter()
                 if not _same(back, recs): raise AssertionError(f"{name} lost something in {path} {row}/{split} {method}")
                 size[name] += len(b); t_write[name] += t1 - t0; t_read[name] += t2 - t1
         for name, groups in (('per_row_split', _by_row_split(jobs)), ('per_experiment', [[r for _, rs in jobs for r in rs]])):
-            for recs in groups: size[name] += len(_zstd()[0].compress(_jsonl(recs)))
+            for recs in groups: size[name] += len(_zstd().compress(_jsonl(recs)))
         print(f"{path.relative_to(ROOT)}: {len(jobs)} jobs, {dict((k, round(v / 1e6, 2)) for k, v in size.items())} MB so far", file=sys.stderr, flush=True)
     return dict(jobs=n_jobs, records=n_records, bytes=dict(size), write_s={k: round(v, 1) for k, v in t_write.items()},
                 read_s={k: round(v, 1) for k, v in t_read.items()})

@@ -8,8 +8,8 @@ Each round: `nbdev_test` of nbs/00_core.ipynb (`locked`, `held_by_flock`, `hold_
 and nbs/10_retrieval.ipynb (concurrent index builders and readers), then the lock cases of 13_runner and 13c_scale on
 a real run folder made once (`etc_nb_run --method wo_rag --n 2`): util-linux's flock holds its lock and `etc_nb_run`
 is refused (exit 2, one line) at once; as soon as `held_by_flock` returns, `hold_run_folder` enters without waiting;
-while this process holds the lock of a copy (`locked`), `merge_runs` into it raises `Busy`, and merges once let go. Prints one line per round and a
-total; exits 1 on any failure.
+while this process holds the lock of a copy (`locked`), `merge_runs` into it raises `Busy`, and merges once let go.
+Prints one line per round and a total; exits 1 on any failure.
 """
 import argparse, multiprocessing as mp, os, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -18,6 +18,8 @@ sys.path.insert(0, str(ROOT))
 from etc_nb.core import Busy, held_by_flock, hold_run_folder, locked
 from etc_nb.runner import cli_command
 from etc_nb.scale import merge_runs
+
+def _answer(run:Path)->list: return cli_command() + ['--dataset', '2wikimultihopqa', '--method', 'wo_rag', '--n', '2', '--out', str(run)]
 
 def _spin():
     while True: pass
@@ -28,8 +30,7 @@ def _notebook(nb:str)->str|None:
 
 def _run_folder_cases(run:Path)->str|None:
     with held_by_flock(run/'.lock'):
-        r = subprocess.run(cli_command() + ['--dataset', '2wikimultihopqa', '--method', 'wo_rag', '--n', '2', '--out', str(run)],
-                           capture_output=True, text=True)
+        r = subprocess.run(_answer(run), capture_output=True, text=True)
         if r.returncode != 2 or 'is in use by another process' not in r.stderr: return f"etc_nb_run on a held folder: {r.returncode} {r.stderr[-300:]}"
     try:
         with hold_run_folder(run): pass
@@ -49,7 +50,7 @@ def main():
     for q in load: q.start()
     tmp = Path(tempfile.mkdtemp()); run = tmp/'run'; failures = 0
     try:
-        subprocess.run(cli_command() + ['--dataset', '2wikimultihopqa', '--method', 'wo_rag', '--n', '2', '--out', str(run)], check=True, capture_output=True)
+        subprocess.run(_answer(run), check=True, capture_output=True)
         shutil.copytree(run, tmp/'merged')
         for i in range(a.rounds):
             t0 = time.time()
