@@ -2,9 +2,10 @@
 # Each installs what it needs into .venv first.
 .PHONY: demo test lab notebooks figures install readme
 
-demo: install          ## the main job: ETC vs DRAGIN on 10 2WikiMultihopQA questions (bundled model, closed corpus), comparison table, then one question traced under both
+demo: install          ## the main job: ETC vs DRAGIN on 10 2WikiMultihopQA questions (bundled model, closed corpus), comparison table, one question traced under both, then the committed reproduction's headline
 	.venv/bin/etc_nb_run --dataset 2wikimultihopqa --method etc,dragin --n 10 --out runs/demo
 	.venv/bin/etc_nb_show runs/demo
+	.venv/bin/python -m etc_nb.headline
 
 test: install          ## the test command CI runs: nbdev_test over every notebook
 	bash tools/test.sh
@@ -14,13 +15,13 @@ lab: install           ## JupyterLab on the notebooks (nbs/), kernel "etc_nb (.v
 
 # The environment of tools/test.sh (offline, one math thread unless OMP_NUM_THREADS says otherwise, no warnings), .venv's
 # console scripts on PATH, so the outputs are those nbdev_test sees.
-notebooks:             ## re-execute every notebook in place through the etc_nb kernel (flagged cells keep their outputs), then nbdev_clean; NBS="nbs/13_runner.ipynb ..." for some
+notebooks:             ## re-execute every notebook in place through the etc_nb kernel (flagged cells keep their outputs), then nbdev_clean; NBS="nbs/17_runner.ipynb ..." for some
 	bash tools/install.sh --browser
 	PATH="$(CURDIR)/.venv/bin:$$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONWARNINGS=ignore \
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1} .venv/bin/python tools/run_notebooks.py $(RUN_ARGS) $(NBS)
 
-figures:               ## as `notebooks` on the experiment notebooks (2x_expt_*), without IN_TEST, so they also write figures/; NBS="nbs/24_expt_alpha.ipynb" for one
-	$(MAKE) notebooks RUN_ARGS="--figures $(RUN_ARGS)" NBS="$(or $(NBS),$(wildcard nbs/2*_expt_*.ipynb))"
+figures:               ## as `notebooks` on the experiment notebooks (3x_expt_*), without IN_TEST, so they also write figures/; NBS="nbs/35_expt_alpha.ipynb" for one
+	$(MAKE) notebooks RUN_ARGS="--figures $(RUN_ARGS)" NBS="$(or $(NBS),$(wildcard nbs/3*_expt_*.ipynb))"
 
 install:
 	bash tools/install.sh

@@ -24,7 +24,7 @@ def cpu_flags()->list:
     return sorted(f for f in flags if f in ('avx2', 'avx512f', 'avx512_bf16', 'amx_bf16'))
 
 def answer(loop, questions:list, batch:int, **params)->tuple: # (records, wall seconds)
-    from etc_nb.runner import answer_questions
+    from etc_nb.pipeline import answer_questions
     t0 = time.perf_counter()
     recs = list(answer_questions(loop, loop.method('etc', **params), questions, batch_size=batch))
     return recs, time.perf_counter() - t0
@@ -39,7 +39,7 @@ def measure(model:str, n:int, start:int, batch:int, alpha:float, parity:int)->di
     from etc_nb.engine import Engine
     from etc_nb.lm import compute_note, load_lm
     from etc_nb.loop import Loop
-    from etc_nb.runner import get_loop
+    from etc_nb.pipeline import get_loop
     qs = list(load_dataset('2wikimultihopqa', n=n, variant='hipporag', start=start))
     fp32 = get_loop('2wikimultihopqa', model, 'hipporag')
     bf16 = Loop(Engine(*load_lm(model, dtype=torch.bfloat16)), fp32.prompt, fp32._retrievers, fp32.dataset, fp32.model, fp32.corpus)

@@ -3,7 +3,7 @@
     python benchmarks/results_format.py             # every committed data/results/**/traces.jsonl.gz, ~8 min on 2 cores
     python benchmarks/results_format.py --quick     # seconds: the first 3 jobs of the smallest experiment (CI; measures nothing)
 
-A job is what `19_experiments` calls one: the records of one (row, split, method configuration) of one experiment and
+A job is what `22_experiments` calls one: the records of one (row, split, method configuration) of one experiment and
 model. For every job of the committed results this writes each candidate file in memory, reads it back and checks that
 every record compares equal to the committed one (`json.dumps(sort_keys=True)` of both: key presence, int vs float and
 every float bit; a candidate that loses anything fails the run). Candidates, one file per job:

