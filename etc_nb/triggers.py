@@ -137,12 +137,14 @@ class ETC(Trigger):
                  truncate:str='word', # 'word' (before the trigger word) or 'sentence' (at its sentence start)
                  attention:str|None=None, # None (paper), 'paid' (release) or 'received': sentence-normalised factor
                  signed:bool=False, # fire on `value > alpha` (release) instead of `|value| >= alpha`
+                 span:str='sentence', # attention normalised over the 'sentence' or its 'release' span (see below)
                  name:str='ETC'):
         if truncate not in ('word', 'sentence'):
             raise ValueError(f"truncate must be 'word' or 'sentence', got {truncate!r}")
         if attention not in (None, 'paid', 'received'):
             raise ValueError(f"attention must be None, 'paid' or 'received', got {attention!r}")
-        self.alpha, self.truncate, self.attention, self.signed = alpha, truncate, attention, signed
+        if span not in ('sentence', 'release'): raise ValueError(f"span must be 'sentence' or 'release', got {span!r}")
+        self.alpha, self.truncate, self.attention, self.signed, self.span = alpha, truncate, attention, signed, span
         self.detector, self.needs_attention = TrendDetector(order, smoothing, fixed_weight), attention is not None
         super().__init__(agg, content, name)
 
@@ -159,7 +161,7 @@ class ETC(Trigger):
             s = self.scores[-1]
             return self._fire_at([w], [s]) if w.content and self._crosses(s) else None
         if not w.ends_sentence: return None
-        words = self.ws.sentence_words(w.sentence)
+        words = self._span(w.sentence)
         att = np.array([self._word_attention(x) for x in words])
         att = att * len(words) / (att.sum() + 1e-10)           # mean 1 over the sentence (release: + 1e-10)
         vals = att * np.array([0. if math.isnan(self.scores[x.index]) else self.scores[x.index] for x in words])
@@ -240,9 +242,18 @@ def _close_word(self:ChunkAttention):
     "The current word is complete: store its paid-attention factor"
     if self._n: self.word_paid.append(float((self._acc / self._n).max())); self._acc, self._n = None, 0
 
+# %% ../nbs/04_triggers.ipynb #09e03ffb
+@patch
+def _span(self:ETC, k:int)->list[Word]: # sentence index
+    "The words of sentence `k` over which the attention factor is normalised"
+    words = self.ws.sentence_words(k)
+    if self.span == 'release':
+        while len(words) > 1 and not words[-1].text.strip(): words = words[:-1]
+    return words
+
 # %% ../nbs/04_triggers.ipynb #b512e87e
 ETC_RELEASE = dict(order=2, smoothing='release', agg='max', content='pos', attention='paid', signed=True,
-                   truncate='word', alpha=1.3)
+                   truncate='word', span='release', alpha=1.3)
 
 # %% ../nbs/04_triggers.ipynb #ff6e90c8
 class RIND(Trigger):
