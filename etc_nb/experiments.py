@@ -198,8 +198,6 @@ def experiment_dir(experiment:str, model:str)->Path:
     return results_dir()/experiment/model_slug(model)
 
 # %% ../nbs/22_experiments.ipynb #f116fe48
-_read_results = read_results # (config, summary, records) of one results folder (`runs.read_results`, its traces)
-
 def _job_of(d:dict)->Job:
     return Job(d['row'], d['method'], d['split'], tuple(sorted(d['params'].items())), d['prompt_format'])
 
@@ -207,7 +205,7 @@ def committed_jobs(experiment:str, model:str, results:Path|None=None)->dict: # J
     "The jobs (and records) already in an experiment's results folder (default `experiment_dir`)"
     d = Path(results) if results else experiment_dir(experiment, model)
     if not (d/'config.json').exists(): return {}
-    cfg, _, recs = _read_results(d); by = {}
+    cfg, _, recs = read_results(d); by = {}
     for r in recs: by.setdefault((r['dataset'], r['split'], r['method']), []).append(r)
     return {_job_of(d): (d, by.get((d['row'], d['split'], d['name']), [])) for d in cfg['jobs']}
 
@@ -260,9 +258,9 @@ def export_experiment(experiment:str, # experiment name
                      )->Path:
     "Write every job with records (run folders, and what the results folder already holds) to the results folder"
     out = Path(out) if out else experiment_dir(experiment, model); out.mkdir(parents=True, exist_ok=True)
-    with locked(out/'.export.lock'): return _export(experiment, model, jobs, out, runs)   # queues exporting one folder
-    # take turns, each reading what the last wrote (a lock file, not the folder: `flock` on a folder fails on NFS; git
-    # ignores the file)
+    # queues exporting one folder take turns, each reading what the last wrote (a lock file, not the folder: `flock` on
+    # a folder fails on NFS; git ignores the file)
+    with locked(out/'.export.lock'): return _export(experiment, model, jobs, out, runs)
 
 # %% ../nbs/22_experiments.ipynb #9f4c87b6
 def restore_runs(experiment:str, model:str, jobs:list, runs:str='experiments', results:Path|None=None
@@ -288,7 +286,7 @@ def load_experiment(experiment:str, # experiment name
     "Read committed results of an experiment"
     base = results_dir()/experiment
     dirs = [base/model_slug(model)] if model else sorted(base.iterdir()) if base.exists() else []
-    return {d.name: _read_results(d) for d in dirs if (d/'config.json').exists()}
+    return {d.name: read_results(d) for d in dirs if (d/'config.json').exists()}
 
 # %% ../nbs/22_experiments.ipynb #bce74bf3
 GRIDS = { # method -> (threshold parameter, grid): the papers' values plus the bundled models' range

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['variant_name', 'corpus_variant', 'closed_corpus', 'corpus_info', 'bm25_retriever', 'dense_retriever', 'get_engine',
-           'get_loop', 'default_batch_size', 'answer_questions']
+           'check_prompt_format', 'get_loop', 'default_batch_size', 'answer_questions']
 
 # %% ../nbs/15_pipeline.ipynb #38f2019a
 import functools, os, shutil
@@ -74,6 +74,12 @@ def get_engine(model:str|None=None)->Engine:
     "The process's engine for `model` (loaded once; attention rows on)"
     return _engine(model_name(model))
 
+# %% ../nbs/15_pipeline.ipynb #a8d2c6e1
+def check_prompt_format(prompt_format:str): # 'raw' or 'chat'
+    "A `UsageError` unless `prompt_format` is one of `PROMPT_FORMATS`"
+    if prompt_format not in PROMPT_FORMATS:
+        raise UsageError(f"unknown prompt format {prompt_format!r}; use {' or '.join(PROMPT_FORMATS)}")
+
 # %% ../nbs/15_pipeline.ipynb #6b33b154
 @functools.cache
 def _loop(dataset:str, model:str, variant:str, prompt_format:str)->Loop:
@@ -89,8 +95,7 @@ def get_loop(dataset:str='2wikimultihopqa', # dataset (its prompt and closed cor
              prompt_format:str='raw', # 'raw' (the papers' few-shot text) or 'chat' (one user turn of its chat template)
             )->Loop:
     "The process's loop for a dataset and model: engine, demos prefix, closed-corpus BM25 (+ dense on demand)"
-    if prompt_format not in PROMPT_FORMATS:
-        raise UsageError(f"unknown prompt format {prompt_format!r}; use {' or '.join(PROMPT_FORMATS)}")
+    check_prompt_format(prompt_format)
     return _loop(dataset, model_name(model), variant_name(dataset, variant), prompt_format)
 
 # %% ../nbs/15_pipeline.ipynb #146201e4

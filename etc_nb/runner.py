@@ -15,10 +15,10 @@ from .core import UsageError, check_args, console_script, hold_run_folder, scrip
 from .data import load_dataset
 from .lm import check_model
 from .loop import Loop, MethodConfig
-from .prompts import PROMPT_FORMATS
 from .runs import (check_config, default_out, in_run_order, log_compute, method_configs, read_traces, run_config,
                          summary_table)
-from .pipeline import answer_questions, closed_corpus, corpus_variant, default_batch_size, get_loop
+from .pipeline import (answer_questions, check_prompt_format, closed_corpus, corpus_variant, default_batch_size,
+                             get_loop)
 from .scale import RunPlan, answer_on_ray, import_ray, shard_questions
 
 # %% ../nbs/17_runner.ipynb #2788ed70
@@ -60,8 +60,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     "Run methods on a dataset slice into a resumable run folder"
     methods, model, variant = _split_methods(method), check_model(model), corpus_variant(dataset, variant)   # names
     check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard, start=start)           # numbers
-    if prompt_format not in PROMPT_FORMATS:
-        raise UsageError(f"unknown prompt format {prompt_format!r}; use {' or '.join(PROMPT_FORMATS)}")
+    check_prompt_format(prompt_format)
     cfgs = method_configs(dataset, model, methods, **overrides)
     if workers:
         try: import_ray()
