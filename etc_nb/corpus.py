@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['Passage', 'check_complete', 'Strings', 'Corpus', 'CorpusWriter', 'read_dpr_tsv', 'read_jsonl', 'write_dpr_tsv',
-           'write_jsonl', 'read_paragraphs_json', 'split_words', 'from_paragraphs']
+           'write_jsonl', 'read_paragraphs_json', 'split_words', 'from_paragraphs', 'prepare_corpus']
 
 # %% ../nbs/09_corpus.ipynb #fbfb6a4a
-import csv, hashlib, io, itertools, json
+import csv, hashlib, io, itertools, json, shutil
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 from tqdm.auto import tqdm
+from .core import DataError, cache_dir, locked
 
 # %% ../nbs/09_corpus.ipynb #33d27d50
 @dataclass(frozen=True, slots=True)
@@ -289,4 +290,37 @@ def from_paragraphs(paragraphs:Iterable[tuple[str, str]], # (title, text) pairs,
     print(f"{name or 'from_paragraphs'}: {n['paragraphs']:,} paragraphs ({n['duplicates']:,} duplicates dropped) -> "
           f"{n['articles']:,} articles -> {len(corpus):,} passages")
     if not overlap: check_complete(n['words'], sum(len(t.split()) for t in corpus.texts), 'words')
+    return corpus
+
+# %% ../nbs/09_corpus.ipynb #469241d9
+_CORPUS_READERS = {'.tsv': read_dpr_tsv, '.jsonl': read_jsonl}
+
+def _prepared_folder(path:Path)->Path:
+    "The cache folder of a passage file: its stem plus a key of its absolute path, size and mtime"
+    st = path.stat()
+    key = hashlib.blake2b(f"{path.resolve()}\0{st.st_size}\0{st.st_mtime_ns}".encode(), digest_size=6).hexdigest()
+    return cache_dir('corpora')/f"{path.stem}-{key}"
+
+# %% ../nbs/09_corpus.ipynb #e1206548
+def prepare_corpus(path:str|Path, # a DPR TSV (`.tsv`), a JSONL of {id, title, text} (`.jsonl`), or a corpus folder
+                   expected:int|None=None, # assert this many passages (21_015_324 for `psgs_w100.tsv`)
+                  )->Corpus: # memory-mapped
+    "A passage file read once into a cached corpus folder (memory-mapped on every later call), or a corpus folder"
+    path = Path(path)
+    if path.is_dir():
+        if not (path/'meta.json').exists(): raise DataError(path, "not a corpus folder (no meta.json)")
+        return Corpus.load(path)
+    if path.suffix not in _CORPUS_READERS:
+        raise DataError(path, f"not a passage file: expected {' or '.join(_CORPUS_READERS)} (or a corpus folder)")
+    folder = _prepared_folder(path)
+    with locked(folder.with_name(folder.name + '.lock')):
+        if not (folder/'meta.json').exists():
+            tmp = folder.with_name(folder.name + '.tmp'); shutil.rmtree(tmp, ignore_errors=True)
+            try: _CORPUS_READERS[path.suffix](path, out=tmp, name=path.stem)
+            except (ValueError, RuntimeError) as e:
+                shutil.rmtree(tmp, ignore_errors=True); raise DataError(path, str(e)) from None
+            tmp.rename(folder)
+    corpus = Corpus.load(folder)
+    if expected is not None and len(corpus) != expected:
+        raise DataError(path, f"{len(corpus):,} passages, expected {expected:,} (truncated, or another file?)")
     return corpus

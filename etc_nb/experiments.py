@@ -4,11 +4,11 @@
 
 # %% auto #0
 __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'SWEEPS', 'GRIDS', 'REFERENCE_METHODS', 'SWEEP_TARGETS', 'MAIN_METHODS',
-           'ABLATION_METHODS', 'BIOMEDICAL_METHODS', 'EXPERIMENTS', 'BUDGET_THETAS', 'TUNED_FROM', 'Row', 'Job', 'job',
-           'run_job', 'job_command', 'kept_format', 'summarize', 'experiment_dir', 'committed_jobs',
-           'export_experiment', 'restore_runs', 'load_experiment', 'tuning_jobs', 'pick_best', 'with_score',
-           'sweep_table', 'tuned_params', 'pick_threshold', 'method_params', 'experiment_jobs', 'experiment_cli',
-           'run_experiment']
+           'ABLATION_METHODS', 'BIOMEDICAL_METHODS', 'EXPERIMENTS', 'BUDGET_THETAS', 'TUNED_FROM', 'Row',
+           'missing_files', 'runnable_rows', 'Job', 'job', 'experiment_name', 'runs_root', 'run_job', 'job_command',
+           'kept_format', 'summarize', 'experiment_dir', 'committed_jobs', 'export_experiment', 'restore_runs',
+           'load_experiment', 'tuning_jobs', 'pick_best', 'with_score', 'sweep_table', 'tuned_params', 'pick_threshold',
+           'method_params', 'experiment_jobs', 'experiment_cli', 'run_experiment']
 
 # %% ../nbs/22_experiments.ipynb #9c2c234f
 import functools, json, subprocess
@@ -18,10 +18,11 @@ import pandas as pd
 from fastcore.script import store_true
 from .core import (Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked,
                          project_root, results_dir)
-from .data import DATASETS, load_dataset
+from .data import DATASETS, DOWNLOADS, MANUAL, load_dataset
 from .lm import model_name, model_slug
 from .loop import LABEL_DATASETS, method_config, score_prediction
 from .prompts import ANSWER_PHRASE
+from .pipeline import corpus_path
 from .runs import read_compute, read_results, read_traces, summary_table, write_results
 from .runner import cli_command, run
 
@@ -31,7 +32,7 @@ class Row:
     "One line of an experiment table: a dataset variant (its questions and closed corpus) and how it is scored"
     name:str # row label, e.g. 'hotpotqa-train100'
     dataset:str # `etc_nb.data.DATASETS` key
-    variant:str # its variant (questions + closed corpus)
+    variant:str # the variant of the offline copies (questions + closed corpus): read when `official` files are absent
     test:tuple=(0, 300) # (start, n) of the test slice
     validation:tuple|None=(500, 100) # (start, n) of the validation slice (None: tuned on `tune_on`)
     tune_on:str|None=None # row whose tuned thresholds this row uses
@@ -43,6 +44,8 @@ class Row:
     tuned:tuple=('etc', 'dragin', 'flare_dragin') # methods whose thresholds are tuned on its validation slice
     grid_extension:tuple=() # ((method, values), ...): values swept on this row beyond `GRIDS`, where its choice sat
                             # at an edge
+    official:tuple=() # the official release's files (relative to the data directory); all present: the row reads its
+                      # dataset's `official` variant instead of `variant`
 
     @property
     def metric(self)->str: # the score thresholds are tuned by
@@ -57,30 +60,41 @@ class Row:
     def grid(self, method:str)->tuple: # the values swept on this row
         "A method's threshold grid on this row: `GRIDS` plus the row's extension"
         return GRIDS[method][1] + dict(self.grid_extension).get(method, ())
+    def reads_official(self)->bool:
+        "True when every official file of the row is on this machine (the row then reads them)"
+        return bool(self.official) and all(benchmark_file(f) is not None for f in self.official)
     def variant_of(self, split:str)->str:
-        "The dataset variant a slice's questions come from"
-        return self.validation_variant if split == 'validation' and self.validation_variant else self.variant
-    def available(self)->bool: # are its questions and its corpus' files on this machine?
-        "True when every file the row reads is on this machine"
-        vs = {self.variant, self.validation_variant} - {None}
-        return all(benchmark_file(f) is not None for f in (*(DATASETS[self.dataset][v].main for v in vs), *self.needs))
+        "The dataset variant a slice's questions come from: the official files' when present"
+        if split == 'validation' and self.validation_variant: return self.validation_variant
+        return 'official' if self.reads_official() else self.variant
+    def offline_files(self, open_domain:bool=False)->tuple: # relative to the data directory
+        "The files the offline copies' variants read: their questions and, for the closed corpus, `needs`"
+        vs = dict.fromkeys(v for v in (self.variant, self.validation_variant) if v)
+        return tuple(DATASETS[self.dataset][v].main for v in vs) + (() if open_domain else self.needs)
+    def available(self, open_domain:bool=False)->bool: # True: with an open corpus (`--corpus`), no closed corpus needed
+        "True when the row can run here: from its official files, else from the offline copies"
+        return self.reads_official() or all(benchmark_file(f) is not None for f in self.offline_files(open_domain))
 
 # %% ../nbs/22_experiments.ipynb #55a97f0e
 ROWS = {r.name: r for r in [
     Row('2wikimultihopqa', '2wikimultihopqa', 'hipporag',
-        corpus="HippoRAG's 6,119 paragraphs (gold present)"),  # (no extension: see below)
+        corpus="HippoRAG's 6,119 paragraphs (gold present)",  # (no extension: see below)
+        official=('2wikimultihopqa/dev.json', '2wikimultihopqa/id_aliases.json')),
     Row('hotpotqa', 'hotpotqa', 'wiki_combined', corpus='combined Wikipedia paragraphs (gold absent)',
         needs=('2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json',
                'hotpotqa/hipporag_hotpotqa_train100_corpus.json', 'squad2/cs224n_dev-v2.0.json'),
+        official=('hotpotqa/hotpot_dev_distractor_v1.json',),
         grid_extension=(('dragin', (0.05, 0.02, 0.01)), ('flare_dragin', (0.6,)))),
         # bf16 chose the edges θ = 0.1 (DRAGIN) and 0.4 (FLARE)
     Row('hotpotqa-train100', 'hotpotqa', 'train100', test=(0, 100), validation=None, tune_on='hotpotqa',
         corpus='their 994 paragraphs (gold present)'),
     Row('strategyqa', 'strategyqa', 'oracle_facts', corpus='oracle-fact corpus (facts of all 2,290 questions)',
         needs=('strategyqa/bigbench_strategyqa_task.json',),
+        official=('strategyqa/strategyqa_train.json', 'strategyqa/strategyqa_train_paragraphs.json'),
         # Qwen2.5-Coder fp32 chose the edges α = 2.2 and θ = 0.1, bf16 then θ = 0.05, 0.02: one step beyond each
         grid_extension=(('etc', (2.5,)), ('dragin', (0.05, 0.02, 0.01)))),
-    Row('iirc', 'iirc', 'official', corpus='IIRC passages + linked articles (not available offline)'),
+    Row('iirc', 'iirc', 'official', corpus='IIRC passages + linked articles (not available offline)',
+        official=('iirc/dev.json',)),
     Row('bioasq', 'bioasq', '7b', test=(0, 140), validation=(0, 100), validation_variant='8b', table='biomedical',
         tuned=('etc', 'dragin'), corpus="the golden batches' PubMed snippets",
         # bf16 DRAGIN: θ = 1.3-0.3 retrieve on 0-6 of 100 questions (w/o RAG's score), 0.1 on 92: below it, as the
@@ -91,6 +105,39 @@ ROWS = {r.name: r for r in [
         # bf16 DRAGIN: θ = 1.3-0.3 retrieve 0-0.09 times per question (w/o RAG's score); BioASQ's extension, set
         # before θ = 0.1 finished
         grid_extension=(('dragin', (0.05, 0.02, 0.01, 0.005)),))]}
+
+# %% ../nbs/22_experiments.ipynb #b04ed586
+def _fetch_hint(dataset:str, rel:str)->str: # how to get one official file
+    urls = [d.url for d in DOWNLOADS.get(dataset, []) if rel in d.files.values()]
+    if urls: return f"`etc_nb_download --datasets {dataset}` fetches it from {urls[0]}"
+    return MANUAL.get(dataset, 'see data/README.md')
+
+def missing_files(row:str, # a `ROWS` key
+                  open_domain:bool=False, # retrieving from an open corpus: the closed corpus's files are not needed
+                 )->str|None: # one line, or None when the row can run here
+    "What a row lacks on this machine: the files it needs and where to get them"
+    r = ROWS[row]
+    if r.available(open_domain): return None
+    lack = lambda files: [f for f in files if benchmark_file(f) is None]
+    official, copies = lack(r.official), lack(r.offline_files(open_domain))
+    ways = ([f"the official {', '.join(official)} ({_fetch_hint(r.dataset, official[0])})"] if official else [])
+    if copies and set(copies) != set(official): ways.append(f"the offline copies {', '.join(copies)} (data/README.md)")
+    return f"row {row} cannot run here: it needs {' or '.join(ways)}"
+
+# %% ../nbs/22_experiments.ipynb #c2d2c41c
+def runnable_rows(rows=None, # row names asked for (None: every row of `table`)
+                  table:str|None=None, # 'general' or 'biomedical' (None: every table)
+                  open_domain:bool=False, # retrieving from an open corpus: closed-corpus files are not needed
+                 )->list:
+    "The rows that can run here: a row asked for that cannot is a usage error; one left out by default is listed"
+    for r in rows or []:
+        if why := missing_files(r, open_domain): raise UsageError(why)
+    if rows: return list(rows)
+    out = []
+    for r in (r for r, row in ROWS.items() if table in (None, row.table)):
+        if why := missing_files(r, open_domain): print(why)
+        else: out.append(r)
+    return out
 
 # %% ../nbs/22_experiments.ipynb #d2fa4186
 def _fmt(v)->str: return f"{v:g}" if isinstance(v, float) else str(v)
@@ -120,6 +167,19 @@ def job(row:str, method:str, split:str='test', prompt_format:str='raw', **params
     return Job(row, method, split, tuple(sorted(params.items())), prompt_format)
 
 # %% ../nbs/22_experiments.ipynb #cc41b3e3
+def experiment_name(experiment:str, # an experiment (or 'experiments', the run folders' root)
+                    corpus:str|None=None, # an open corpus; None: the closed corpora
+                   )->str: # e.g. 'main', 'main-wikipedia', 'main-psgs_w100'
+    "The folder name of an experiment's results (or run folders) with a corpus"
+    if corpus is None: return experiment
+    p = Path(corpus)
+    return f"{experiment}-{'wikipedia' if str(corpus) == 'wikipedia' else p.name if p.is_dir() else p.stem}"
+
+def runs_root(limit:int|None=None, corpus:str|None=None)->str: # e.g. 'experiments', 'experiments-wikipedia-limit3'
+    "The run folders' root under runs/ for a corpus, and for a quick check of `limit` questions"
+    return experiment_name('experiments', corpus) + (f"-limit{limit}" if limit else '')
+
+# %% ../nbs/22_experiments.ipynb #0888d542
 def run_job(model:str, # model name or Hugging Face id
             j:Job, # the job
             batch_size:int|None=None, # questions decoded together (None: the runner's default)
@@ -127,16 +187,17 @@ def run_job(model:str, # model name or Hugging Face id
             progress:bool=True,
             limit:int|None=None, # answer only the slice's first `limit` questions (a quick check, in
                                  # runs/experiments-limit<k>/)
-            runs:str|None=None, # the run folders' root under runs/ (default: 'experiments', or 'experiments-limit<k>')
+            runs:str|None=None, # the run folders' root under runs/ (default: `runs_root(limit, corpus)`)
+            corpus:str|None=None, # an open corpus to retrieve from (`etc_nb.pipeline.corpus_path`); None: closed
            )->pd.DataFrame: # the run's summary
     "Answer a job's questions into its run folder (resumable)"
     r = ROWS[j.row]; start, n = r.slice(j.split)
-    return run(r.dataset, j.method, min(n, limit or n), model, _run_folder(model, j, limit, runs),
+    return run(r.dataset, j.method, min(n, limit or n), model, _run_folder(model, j, limit, runs, corpus),
                r.variant_of(j.split), progress=progress, batch_size=batch_size, workers=workers, start=start,
-               prompt_format=j.prompt_format, **dict(j.params))
+               prompt_format=j.prompt_format, corpus=corpus, **dict(j.params))
 
-def _run_folder(model:str, j:Job, limit, runs)->Path:
-    return j.folder(model, runs or (f"experiments-limit{limit}" if limit else 'experiments'))
+def _run_folder(model:str, j:Job, limit, runs, corpus=None)->Path:
+    return j.folder(model, runs or runs_root(limit, corpus))
 
 # %% ../nbs/22_experiments.ipynb #6a95621d
 RUN_FLAGS = ('alpha', 'theta', 'tau', 'top_n', 'max_retrievals') # job parameters `etc_nb_run` has a flag for
@@ -147,6 +208,7 @@ def job_command(model:str, # model name or Hugging Face id
                 workers:int|None=None, # --workers: Ray actors (None: in this process)
                 limit:int|None=None, # as in `run_job`
                 runs:str|None=None, # as in `run_job`
+                corpus:str|None=None, # as in `run_job`
                )->list: # argv: `cli_command()` then the flags
     "The `etc_nb_run` command that answers a job into the run folder `run_job` uses"
     if bad := [k for k, _ in j.params if k not in RUN_FLAGS]:
@@ -154,8 +216,9 @@ def job_command(model:str, # model name or Hugging Face id
     r = ROWS[j.row]; start, n = r.slice(j.split)
     cmd = ['--dataset', r.dataset, '--variant', r.variant_of(j.split), '--method', j.method,
            '--n', str(min(n, limit or n)), '--start', str(start), '--model', model,
-           '--out', str(_run_folder(model, j, limit, runs)), '--prompt-format', j.prompt_format]
+           '--out', str(_run_folder(model, j, limit, runs, corpus)), '--prompt-format', j.prompt_format]
     cmd += [a for k, v in j.params for a in (f"--{k.replace('_', '-')}", str(v))]
+    cmd += ['--corpus', str(corpus)] if corpus else []
     return (cli_command() + cmd + (['--batch-size', str(batch_size)] if batch_size else []) +
             (['--workers', str(workers)] if workers else []))
 
@@ -163,16 +226,17 @@ def job_command(model:str, # model name or Hugging Face id
 EXPORT_FIELDS = ('base_method', 'split', 'variant') # added to a runner record by the export (which also renames
                                                    # `method`, `dataset`)
 
-def _exported(r:dict, j:Job)->dict:
+def _exported(r:dict, j:Job, variant:str|None=None)->dict: # `variant`: the slice's (default: `Row.variant_of`)
     return r | {'method': j.name, 'base_method': r['method'], 'dataset': j.row, 'split': j.split,
-                'variant': ROWS[j.row].variant_of(j.split)}
+                'variant': variant or ROWS[j.row].variant_of(j.split)}
 def _runner_record(r:dict)->dict: # an exported record as its runner wrote it
     return {k: v for k, v in r.items() if k not in EXPORT_FIELDS} | {'method': r['base_method'],
                                                                      'dataset': ROWS[r['dataset']].dataset}
 
 # %% ../nbs/22_experiments.ipynb #a6a71ad1
 def _records(model:str, j:Job, runs:str)->list:
-    return [_exported(r, j) for r in read_traces(j.folder(model, runs)/'traces.jsonl')]
+    v = ROWS[j.row].variant_of(j.split)
+    return [_exported(r, j, v) for r in read_traces(j.folder(model, runs)/'traces.jsonl')]
 
 # %% ../nbs/22_experiments.ipynb #ae2e41a0
 def kept_format(r:dict)->bool: # did the generation write the answer phrase itself?
@@ -225,6 +289,10 @@ def _superseded(old:dict, jobs:list)->list: # committed jobs replaced by a curre
     return [j for j in old if j not in jobs and key(j) in now]
 
 # %% ../nbs/22_experiments.ipynb #32581c86
+def _source(run_cfg:dict)->str: # what a run read: its questions' variant and its corpus
+    c = run_cfg.get('corpus') or {}
+    return f"{run_cfg.get('variant')} over {c.get('name')} ({c.get('fingerprint')})"
+
 def _export(experiment, model, jobs, out, runs)->Path:
     old = committed_jobs(experiment, model, out)
     if experiment not in SWEEPS:                                   # a re-tuned threshold replaces the old configuration
@@ -236,6 +304,9 @@ def _export(experiment, model, jobs, out, runs)->Path:
         if rs: run_cfg = json.loads((j.folder(model, runs)/'config.json').read_text())
         elif kept: run_cfg = d['run']                                   # no run folder here: kept as committed
         else: continue
+        if rs and kept and _source(run_cfg) != _source(d['run']):      # one job's records never mix two sources
+            print(f"{experiment}: {j.row}/{j.split} {j.name}: the run folder read {_source(run_cfg)}, the committed "
+                  f"records {_source(d['run'])}: those are replaced"); kept = []
         have = {r['qid'] for r in rs}; rs += [r for r in kept if r['qid'] not in have]
         rs = [r | score_prediction(r['prediction'], r['golds'], ROWS[j.row].dataset) for r in rs]  # by today's rules
         pos = _slice_qids(j.row, j.split); first = {q: i for i, q in enumerate(dict.fromkeys(r['qid'] for r in rs))}
@@ -270,6 +341,7 @@ def restore_runs(experiment:str, model:str, jobs:list, runs:str='experiments', r
     for j, (d, recs) in committed_jobs(experiment, model, results).items():
         f = j.folder(model, runs)
         if j not in jobs or (f/'traces.jsonl').exists(): continue
+        if d['run'].get('variant') != ROWS[j.row].variant_of(j.split): continue   # (this machine reads other files)
         try:
             with hold_run_folder(f):       # the runner's lock: a queue answering this job keeps its own records
                 if (f/'traces.jsonl').exists(): continue
@@ -299,10 +371,12 @@ GRIDS = { # method -> (threshold parameter, grid): the papers' values plus the b
 REFERENCE_METHODS = ('wo_rag', 'single_rag') # answered on the validation slices too: what no retrieval and one
                                              # retrieval score there
 
-def tuning_jobs(rows=None, prompt_format:str='raw')->list: # per row with a validation slice: the references, then every
-                                                          # grid value
+def tuning_jobs(rows=None, # row names (default: every row that can run here); rows without a validation slice: none
+                prompt_format:str='raw', # 'raw' or 'chat'
+                open_domain:bool=False, # the jobs retrieve from an open corpus (a row needs no closed-corpus file)
+               )->list: # per row with a validation slice: the references, then every grid value
     "The threshold sweeps of the tuning experiment"
-    rows = [r for r in (rows or ROWS) if ROWS[r].validation and ROWS[r].available()]
+    rows = [r for r in runnable_rows(rows, None, open_domain) if ROWS[r].validation]
     return [j for r in rows for j in [job(r, m, 'validation', prompt_format) for m in REFERENCE_METHODS] +
             [job(r, m, 'validation', prompt_format, **{k: v})
              for m, (k, _) in GRIDS.items() if m in ROWS[r].tuned for v in ROWS[r].grid(m)]]
@@ -342,10 +416,11 @@ def sweep_table(summary:pd.DataFrame, # a tuning `summary.csv`
     return t[cols].rename(columns={'base': 'method'})
 
 # %% ../nbs/22_experiments.ipynb #950c9b5b
-def tuned_params(model:str, prompt_format:str='raw'
+def tuned_params(model:str, prompt_format:str='raw',
+                 tuning:str='tuning', # the tuning results' folder name (`experiment_name('tuning', corpus)`)
                 )->dict: # row -> method -> {param: value}; rows with `tune_on` borrow
     "The thresholds chosen on the validation slices for `model` and prompt format (empty without tuning results)"
-    d = experiment_dir('tuning', model)
+    d = experiment_dir(tuning, model)
     if not (d/'summary.csv').exists(): return {}
     t = sweep_table(pd.read_csv(d/'summary.csv'), json.loads((d/'config.json').read_text()))
     t, out = t[t.prompt == prompt_format], {}
@@ -391,15 +466,17 @@ def _paper_threshold(model:str, row:str, method:str)->bool: # does a paper table
         return cfg.sources.get(GRIDS[TUNED_FROM.get(method, method)][0]) == 'paper table'
     except UsageError: return False
 
-def method_params(model:str, row:str, method:str, prompt_format:str='raw'
+def method_params(model:str, row:str, method:str, prompt_format:str='raw',
+                  corpus:str|None=None, # an open corpus: the thresholds tuned with it (`tuning-<corpus>`)
                  )->dict: # {param: value} ({}: the runner resolves the papers' value)
     "A method's threshold for a row: tuned on the validation slice, else the papers' (for their models only)"
     key = TUNED_FROM.get(method, method)
     if key not in GRIDS: return {}
-    if tuned := tuned_params(model, prompt_format).get(row, {}).get(key): return dict(tuned)
+    if tuned := tuned_params(model, prompt_format, experiment_name('tuning', corpus)).get(row, {}).get(key):
+        return dict(tuned)
     if _paper_threshold(model, row, method): return {}
-    raise UsageError(f"{model} has no tuned {GRIDS[key][0]} for {key} on {row}: "
-                     "run `etc_nb_experiment --experiment tuning` first")
+    raise UsageError(f"{model} has no tuned {GRIDS[key][0]} for {key} on {row}: run `etc_nb_experiment --experiment "
+                     f"tuning{f' --corpus {corpus}' if corpus else ''}` first")
 
 # %% ../nbs/22_experiments.ipynb #dfc946ce
 def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
@@ -407,6 +484,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
                     rows=None, # row names (default: every available row the experiment uses)
                     prompt_formats=('raw',), # backbone: the prompt formats to compare; others: the first is used
                     methods=None, # only these methods' jobs (default: all); the others' thresholds are then not needed
+                    corpus:str|None=None, # an open corpus the jobs retrieve from (thresholds tuned with it)
                    )->list:
     "The jobs of an experiment, in the order they run"
     if experiment not in EXPERIMENTS:
@@ -414,11 +492,11 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
     if experiment == 'backbone':
         return [job('2wikimultihopqa', m, 'backbone', f) for f in prompt_formats for m in ('wo_rag', 'single_rag')]
     f = prompt_formats[0]
-    if experiment == 'tuning': return tuning_jobs(rows, f)
+    if experiment == 'tuning': return tuning_jobs(rows, f, corpus is not None)
     table = 'biomedical' if experiment == 'biomedical' else 'general'
     if bad := [r for r in rows or [] if ROWS[r].table != table]:
         raise UsageError(f"row(s) {bad} are not in the {experiment} experiment's table")
-    rows = [r for r in (rows or ROWS) if ROWS[r].table == table and ROWS[r].available()]
+    rows = runnable_rows(rows, table, corpus is not None)
     if experiment == 'alpha':
         w = '2wikimultihopqa'
         thetas = dict.fromkeys(ROWS[w].grid('dragin') + BUDGET_THETAS) if w in rows else {}
@@ -428,7 +506,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
                  for r in rows if r != 'hotpotqa-train100' for a in ROWS[r].grid('etc')])
     ms = {'main': MAIN_METHODS, 'ablation': ('etc',) + ABLATION_METHODS, 'biomedical': BIOMEDICAL_METHODS}[experiment]
     if methods: _check_methods(methods, ms)   # (before filtering: the message lists every method of the experiment)
-    return [job(r, m, 'test', f, **method_params(model, r, m, f))
+    return [job(r, m, 'test', f, **method_params(model, r, m, f, corpus))
             for r in rows for m in ms if not methods or m in methods]
 
 # %% ../nbs/22_experiments.ipynb #95a41bea
@@ -448,27 +526,34 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
                    export_only:store_true=False, # only rewrite data/results/<experiment>/<model>/ from the run folders
                    methods:str=None, # comma-separated methods to run, in this order (default: every one of the
                                      # experiment's, in its order)
+                   # retrieve from this corpus instead of each row's closed corpus: a DPR TSV, a JSONL of
+                   # {id, title, text}, a corpus folder, or wikipedia; results in data/results/<experiment>-<corpus>/
+                   corpus:str=None,
                   ):
     "Run an experiment's jobs (resumable) and export its results after each one (console script `etc_nb_experiment`)"
     if experiment is None: raise UsageError(f"give --experiment: one of {', '.join(EXPERIMENTS)}")
+    if corpus is not None: corpus_path(corpus)                           # (a corpus that is not there: said first)
     model = model_name(model)
     rows = [r.strip() for r in rows.split(',')] if rows else None
     if bad := [r for r in rows or [] if r not in ROWS]:
         raise UsageError(f"unknown row(s) {bad}; known: {', '.join(ROWS)}")
     methods = [m.strip() for m in methods.split(',')] if methods else None   # (a method not chosen needs no threshold)
-    jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')), methods)
+    jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')), methods,
+                           corpus)
     if methods: jobs = _only_methods(jobs, methods)
-    k = 0 if limit else sum(restore_runs(e, model, jobs) for e in dict.fromkeys([experiment, *EXPERIMENTS]))
+    out, runs = experiment_dir(experiment_name(experiment, corpus), model), runs_root(None, corpus)
+    k = 0 if limit else sum(restore_runs(experiment_name(e, corpus), model, jobs, runs)
+                            for e in dict.fromkeys([experiment, *EXPERIMENTS]))
     if k: print(f"{k} run folder(s) restored from data/results/*/{model_slug(model)}/")
     for i, j in enumerate(jobs if not export_only else []):
         print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)
-        f = _run_folder(model, j, limit, None)/'traces.jsonl'
+        f = _run_folder(model, j, limit, None, corpus)/'traces.jsonl'
         size = lambda: f.stat().st_size if f.exists() else -1; before = size()
-        try: run_job(model, j, batch_size, workers or 0, progress=True, limit=limit)
+        try: run_job(model, j, batch_size, workers or 0, progress=True, limit=limit, corpus=corpus)
         except Busy as e: print(f"    skipped: {e}", flush=True); continue   # another queue is answering this job
         if not limit and size() != before:             # (a finished job adds nothing to export)
-            export_experiment(experiment, model, jobs)
-    if not limit: print(f"-> {export_experiment(experiment, model, jobs)}")
+            export_experiment(experiment, model, jobs, out, runs)
+    if not limit: print(f"-> {export_experiment(experiment, model, jobs, out, runs)}")
 
 # %% ../nbs/22_experiments.ipynb #de18587f
 def run_experiment(experiment:str, # one of `EXPERIMENTS`
@@ -478,10 +563,13 @@ def run_experiment(experiment:str, # one of `EXPERIMENTS`
                    batch_size:int=32, # questions decoded together
                    workers:int|None=None, # Ray actors per job (e.g. one per GPU); None: in the job's process
                    dry_run:bool=False, # only return the commands
+                   corpus:str|None=None, # an open corpus to retrieve from (as `etc_nb_experiment --corpus`)
                   )->Path|list: # the results folder (or, with `dry_run`, the commands)
     "Run an experiment's jobs with a model, one resumable `etc_nb_run` each, then export its results"
-    jobs = [j for j in experiment_jobs(experiment, model, rows) if not methods or j.method in methods]
-    cmds = [job_command(model, j, batch_size=batch_size, workers=workers) for j in jobs]
+    if corpus is not None: corpus_path(corpus)
+    jobs = [j for j in experiment_jobs(experiment, model, rows, corpus=corpus) if not methods or j.method in methods]
+    cmds = [job_command(model, j, batch_size=batch_size, workers=workers, corpus=corpus) for j in jobs]
     if dry_run: return cmds
     for c in cmds: subprocess.run(c, check=True)
-    return export_experiment(experiment, model, jobs)
+    return export_experiment(experiment, model, jobs, experiment_dir(experiment_name(experiment, corpus), model),
+                             runs_root(None, corpus))

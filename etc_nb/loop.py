@@ -6,25 +6,27 @@
 __all__ = ['METHODS', 'FORMULATIONS', 'QFS_ROWS', 'QFS_ROW', 'QFS_END', 'LRAG_SUMMARY_DATASETS', 'LABEL_DATASETS', 'configs_dir',
            'method_definitions', 'MethodConfig', 'top_n', 'threshold_param', 'resolve_threshold', 'trigger_params',
            'method_config', 'first_sentence_end', 'answer_complete', 'lrag_summary', 'lrag_context', 'chunk_tokens',
-           'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'qfs_end', 'score_prediction',
-           'check_trace', 'checked_traces']
+           'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'qfs_end', 'second_pass',
+           'release_markers', 'etc_unmergeable', 'score_prediction', 'check_trace', 'checked_traces']
 
 # %% ../nbs/12_loop.ipynb #f47c3a15
-import copy, hashlib, inspect, json, math, time
+import copy, hashlib, inspect, json, math, string, time
 from dataclasses import asdict, dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-import numpy as np
+import numpy as np, torch
 from fastcore.basics import patch
 from .core import UsageError, check_args, load_nlp, project_root
 from .evaluation import ANSWER_MARKER, extract_answer, regenerate_answer, score_answer
 from .lm import DEFAULT_MODEL
 from .prompts import lrag_prompt
+from .engine import choose_signals, last_layer_attention
 from .query import (flare_masked_query, full_context_query, last_sentence_query, last_tokens_query, qfs_query,
-                          question_query, question_tokens, span_weights)
+                          qfs_etc_query, qfs_release, question_query, question_tokens, span_weights)
 from .retrieval import Retriever, truncate_query
-from .signals import TokenStep, WordStream, split_sentences, steps_from_pieces
-from .triggers import TRIGGERS, Decision, Trigger, norm_name, first_decision, make_trigger, paper_threshold
+from .signals import TokenStep, WordStream, split_sentences, steps_from_pieces, token_pieces
+from .triggers import (TRIGGERS, Decision, Trigger, norm_name, first_decision, make_trigger, paper_threshold,
+                             release_word_starts, release_words, etc_word_starts, RELEASE_POS)
 
 # %% ../nbs/12_loop.ipynb #35acb526
 def configs_dir()->Path: # `data/configs/` of the checkout
@@ -46,7 +48,8 @@ METHODS = ('wo_rag', 'single_rag', 'fl_rag', 'fs_rag', 'flare', 'flare_dragin', 
            'etc', 'etc_1st', 'etc_fixed', 'etc_no_smoothing', 'etc_release', 'lrag') # the method names (a contract)
 
 # %% ../nbs/12_loop.ipynb #80d58df8
-FORMULATIONS = ('question', 'qfs', 'flare_masked', 'last_sentence', 'last_tokens', 'full_context')
+FORMULATIONS = ('question', 'qfs', 'qfs_release', 'qfs_etc', 'flare_masked', 'last_sentence', 'last_tokens',
+                'full_context')
 QFS_ROWS = ('trigger', 'flagged') # whose attention rows rank QFS candidates (see "QFS in the loop")
 QFS_ROW = ('own', 'predicting') # which row of such a token: its own (DRAGIN §3.2) or its predictor's (DRAGIN's code)
 QFS_END = ('last', 'trigger') # where 'flagged' candidates end: at the last flagged word or at the trigger word (ETC's)
@@ -82,7 +85,7 @@ class MethodConfig:
                 raise ValueError(f"{self.name}: {k}={getattr(self, k)!r} not in {allowed}")
         if self.query not in (None, *FORMULATIONS):
             raise ValueError(f"{self.name}: unknown query formulation {self.query!r}; use one of {FORMULATIONS}")
-        if self.query == 'qfs' and not self.query_cfg.get('n'):
+        if self.query in ('qfs', 'qfs_release', 'qfs_etc') and not self.query_cfg.get('n'):
             raise ValueError(f"{self.name}: qfs needs query_cfg['n'] (top-n tokens)")
         if self.query_cfg.get('rows', 'trigger') not in QFS_ROWS:
             raise ValueError(f"{self.name}: qfs rows must be one of {QFS_ROWS}")
@@ -162,7 +165,7 @@ def method_config(name:str, # one of `METHODS`
     if (thr := threshold_param(d['trigger'])) and thr not in sources:
         tcfg[thr], sources[thr] = resolve_threshold(name, d['trigger'], model, dataset, tcfg.get(thr))
     if 'top_n' in over: qcfg['n'], sources['top_n'] = over.pop('top_n'), 'override'
-    elif d.get('query') == 'qfs': qcfg['n'], sources['top_n'] = top_n(name, model, dataset)
+    elif d.get('query') in ('qfs', 'qfs_release', 'qfs_etc'): qcfg['n'], sources['top_n'] = top_n(name, model, dataset)
     known = {f.name for f in fields(MethodConfig)} - {'name', 'trigger', 'trigger_cfg', 'query_cfg', 'sources'}
     if bad := sorted(set(over) - known):
         raise UsageError(f"{name}: unknown override(s) {bad}; use MethodConfig fields, top_n, "
@@ -230,8 +233,9 @@ def steps_from_chunk(chunk:dict, # a chunk record of a trace
 
 # %% ../nbs/12_loop.ipynb #589a3676
 def _to_json(v):
+    if isinstance(v, str): return v                                  # e.g. `eos_text` (dragin_official)
     return [None if isinstance(x, float) and math.isnan(x) else x for x in np.asarray(v, dtype=float).tolist()]
-def _from_json(v): return np.array([np.nan if x is None else x for x in v], dtype=float)
+def _from_json(v): return v if isinstance(v, str) else np.array([np.nan if x is None else x for x in v], dtype=float)
 
 # %% ../nbs/12_loop.ipynb #d7743097
 def decision_dict(d:Decision|None)->dict|None:
@@ -343,6 +347,8 @@ def _generate(self:_QuestionRun, kind:str, hits:list, trig:Trigger|None, budget:
                 if len(ws.sent_starts) > 1: break
     finally: gen.close()
     stop = s.stop_reason
+    if getattr(trig, 'given_at_end', ()) and d is None and steps:             # released triggers: what they judge on
+        trig.given.update(self._chunk_given(trig, steps, stop))
     if trig is not None and d is None: d = trig.end_chunk()
     self.chunks.append(dict(
         kind=kind, trigger=trig is not None, trigger_chunk=self.n_trig if trig is not None else None,
@@ -391,11 +397,90 @@ def _qfs(self:_QuestionRun, d:Decision, steps:list)->tuple: # (query, source)
     starts = [i in (0, nq) for i in range(len(pieces))]
     return qfs_query(pieces, w, cfg['n'], cfg.get('content', 'stopwords'), exclude, starts), 'qfs'
 
+# %% ../nbs/12_loop.ipynb #165e6264
+def second_pass(engine, # an `Engine` (or a `BatchEngine` inside its scheduler)
+                ids:list, # one token sequence, on its own
+               )->'torch.Tensor': # (H, T, T) float32
+    "Last-layer attention of `ids` as a sequence of its own (DRAGIN's `generate_attn` and QFS passes)"
+    sch = getattr(engine, 'scheduler', None)
+    if sch is not None and sch.current is not None: return sch.request('attend', list(ids))
+    return last_layer_attention(engine.model, ids)
+
+# %% ../nbs/12_loop.ipynb #b3bfa84a
+def release_markers(tok)->tuple: # (space marker, newline piece) of the tokenizer's vocabulary
+    "The tokenizer's space marker and newline piece, as the released codes read them"
+    sp = tok.convert_ids_to_tokens(tok.encode(' a', add_special_tokens=False))[0][0]
+    return sp, tok.convert_ids_to_tokens(tok.encode('\n', add_special_tokens=False))[-1]
+
+def etc_unmergeable(tok)->set: # pieces that always stand alone
+    "ETC's `tokens_cannot_merged`: each single whitespace/punctuation character's piece, the marker, BOS, EOS"
+    one = {tok.convert_ids_to_tokens(tok.encode('0' + c, add_special_tokens=False)[-1:])[0]
+           for c in string.whitespace + string.punctuation}
+    return one | {release_markers(tok)[0], tok.bos_token, tok.eos_token}
+
+@patch
+def _chunk_given(self:_QuestionRun, trig:Trigger, steps:list, stop:str)->dict: # what the trigger asked for
+    tok, s, want = self.eng.tok, self.sess, trig.given_at_end
+    eos = [s.eos_id] if 'eos' in want and stop == 'eos' and s.eos_id is not None else []
+    ids = [st.id for st in steps] + eos; pieces = tok.convert_ids_to_tokens(ids)
+    if 'etc_starts' in want:
+        return dict(starts=np.array(etc_word_starts(pieces, release_markers(tok)[0], etc_unmergeable(tok)), float))
+    out = dict(a_self=second_pass(self.eng, ids).max(dim=1).values.mean(0).numpy(),
+               starts=np.array(release_word_starts(pieces, *release_markers(tok), tok.eos_token), dtype=float))
+    if eos:
+        h = choose_signals(s.logits.float()[None], torch.tensor(eos))[0, 1].item()
+        out.update(eos_entropy=np.array([h]), eos_text=tok.decode(eos))
+    return out
+
+# %% ../nbs/12_loop.ipynb #5e23491b
+@patch
+def _qfs_release(self:_QuestionRun, d:Decision)->tuple: # (query, source)
+    tok, r = self.eng.tok, self.trig.release
+    text = ''.join(self.pieces[:len(self.pieces) - d.truncate])
+    all_text = self.qtext + ' ' + text + ' ' + r['prev'] + ' ' + ' '.join(r['words'])
+    ids = tok(all_text).input_ids
+    spans, words = release_words(token_pieces(tok, ids),
+                                 release_word_starts(tok.convert_ids_to_tokens(ids), *release_markers(tok)))
+    first = len(words) - len(r['words'])
+    flagged = [first + j for j, h in enumerate(r['hit']) if h]
+    content = {t.text for t in load_nlp()(all_text) if t.pos_ in RELEASE_POS}
+    A = second_pass(self.eng, ids).mean(0).numpy()
+    return qfs_release(A, spans, words, flagged, content, self.m.query_cfg['n']), 'qfs_release'
+
+# %% ../nbs/12_loop.ipynb #a23f209c
+@patch
+def _etc_blocks(self:_QuestionRun, d:Decision, steps:list)->tuple: # (candidate word spans, text, chunk spans)
+    s, tok = self.sess, self.eng.tok
+    (ca, cb), ts = s.segments['case'], s.segments['text'][0]
+    qa, qb = question_tokens(s.pieces(ca, cb), self.qtext); q0, q1 = ca + qa, ca + qb
+    a1, marker, unm = ts + len(self.ids) - d.truncate, release_markers(tok)[0], etc_unmergeable(tok)
+    words = []
+    for b0, b1 in ((q0, q1), (ts, a1)):
+        st = etc_word_starts(tok.convert_ids_to_tokens(s.ids[b0:b1]), marker, unm)
+        spans, _ = release_words(s.pieces(b0, b1), st)
+        words += [(b0 + x, b0 + y, ''.join(s.pieces(b0 + x, b0 + y))) for x, y in spans]
+    spans, _ = release_words([st.text for st in steps], np.ravel(self.trig.given['starts']).astype(bool))
+    words += [(steps[x].pos, steps[y - 1].pos + 1, ''.join(st.text for st in steps[x:y])) for x, y in spans[:d.word]]
+    text = ''.join(tok.decode(s.ids[a:b]) for a, b in ((0, q0), (q0, q1), (q1, ts), (ts, a1)))
+    return words, text + ''.join(st.text for st in steps), spans
+
+@patch
+def _qfs_etc(self:_QuestionRun, d:Decision, steps:list)->tuple: # (query, source)
+    words, text, spans = self._etc_blocks(d, steps)
+    w = np.zeros(len(words))
+    for f in d.flagged_words:
+        rows = [steps[t].attn for t in range(*spans[f])]
+        w += np.mean([[r[a:b].sum() for a, b, _ in words] for r in rows], axis=0)
+    content = {t.text for t in load_nlp()(text) if t.pos_ in RELEASE_POS}
+    return qfs_etc_query([t for _, _, t in words], w, content, self.m.query_cfg['n']), 'qfs_etc'
+
 # %% ../nbs/12_loop.ipynb #29c8342f
 @patch
 def _query(self:_QuestionRun, d:Decision, steps:list)->tuple: # (query, formulation)
     f, cfg, pieces = self.m.query, self.m.query_cfg, [s.text for s in steps]
     if f == 'qfs': return self._qfs(d, steps)
+    if f == 'qfs_release': return self._qfs_release(d)
+    if f == 'qfs_etc': return self._qfs_etc(d, steps)
     if f == 'flare_masked': return flare_masked_query(pieces, d.sentence, d.flagged_tokens), f
     if f == 'last_sentence': return last_sentence_query(self.pieces), f
     if f == 'last_tokens': return last_tokens_query(self.pieces, cfg.get('n', 25)), f
@@ -449,7 +534,7 @@ def _rounds(self:_QuestionRun)->str: # the stop reason
         if d is None: self._keep(steps); return _STOP[stop] if active else 'max_retrievals'
         self._keep(steps[:d.truncate])
         ended = stop in ('eos', 'stop_string') and not ''.join(s.text for s in steps[d.truncate:]).strip()
-        if ended or answer_complete(self.pieces):
+        if (ended or answer_complete(self.pieces)) and not getattr(self.trig, 'always_acts', False):
             self.chunks[-1]['acted'] = False
             if ended: self._keep(steps[d.truncate:]); self.chunks[-1]['kept'] = len(steps); return stop
             return 'answer'

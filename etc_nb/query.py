@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['question_query', 'full_context_query', 'last_sentence_query', 'last_tokens_query', 'flare_masked_query',
-           'span_weights', 'qfs_words', 'qfs_query', 'question_tokens']
+           'span_weights', 'qfs_words', 'qfs_query', 'top_words', 'qfs_release', 'qfs_etc_query', 'question_tokens']
 
 # %% ../nbs/11_query.ipynb #9e69359a
 import numpy as np
@@ -105,6 +105,43 @@ def qfs_words(pieces:list[str], # text pieces of the candidate tokens, in text o
 def qfs_query(pieces:list[str], weights, n:int, content='stopwords', exclude=(), starts=None)->str:
     "The QFS query: the selected words in text order, joined with spaces (arguments as `qfs_words`)"
     return ' '.join(t for _, t, _ in qfs_words(pieces, weights, n, content, exclude, starts))
+
+# %% ../nbs/11_query.ipynb #bd6adc92
+def top_words(cands:list[tuple], # (weight, word index, text) of each candidate word
+              n:int, # how many to keep
+             )->list[tuple]: # the kept candidates, in text order
+    "The top `min(n, len(cands))` candidates by weight (a stable sort: ties, and NaN weights, keep text order)"
+    return sorted(sorted(cands, key=lambda x: x[0], reverse=True)[:min(n, len(cands))], key=lambda x: x[1])
+
+# %% ../nbs/11_query.ipynb #3bea2df9
+def qfs_release(attn:np.ndarray, # (T, T) last-layer attention of the QFS pass, heads averaged
+                spans:list[tuple], # token span of each word of the text
+                words:list[str], # each word's text
+                flagged:list[int], # indices of the flagged words (the hallucinated sentence's, after the filter)
+                content:set, # texts of the text's spaCy content tokens (NOUN, ADJ, VERB, PROPN, NUM)
+                n:int, # top-n words kept
+               )->str:
+    "DRAGIN's released QFS query: the top-n candidate words by the flagged words' predicting attention"
+    A, T = np.asarray(attn, dtype=np.float64), len(attn)
+    fwd = np.zeros(len(words))
+    for w in flagged:
+        r0, r1 = spans[w]; acc = np.zeros(T)
+        for i in range(max(r0, 1), r1): acc[:r0] += A[i-1, :r0] / A[i-1, :r0].sum()
+        fwd += np.array([acc[a:b].sum() for a, b in spans]) / (r1 - r0)
+    fwd = fwd / len(flagged) if flagged else fwd * np.nan
+    cands = [(fwd[j], j, words[j]) for j in range(len(words))
+             if j not in flagged and any(c in words[j] for c in content)]
+    return ' '.join(t for _, _, t in top_words(cands, n))
+
+# %% ../nbs/11_query.ipynb #2c93c08e
+def qfs_etc_query(words:list[str], # candidate words' texts (leading spaces kept), in text order
+                  weights, # their attention weights
+                  content:set, # texts of the spaCy content tokens of the whole prompt and chunk
+                  n:int, # top-n words kept
+                 )->str:
+    "ETC's released QFS query: the top-n content words by the flagged words' attention, joined as the code joins them"
+    cands = [(float(w), i, t) for i, (t, w) in enumerate(zip(words, weights)) if any(c in t for c in content)]
+    return ' '.join(t for _, _, t in top_words(cands, n))
 
 # %% ../nbs/11_query.ipynb #e28d68bd
 def question_tokens(case_pieces:list[str], # text pieces of the case's tokens

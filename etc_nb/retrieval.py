@@ -4,12 +4,12 @@
 
 # %% auto #0
 __all__ = ['lucene_length', 'truncate_query', 'check_query', 'top_k', 'Retriever', 'Postings', 'lucene_idf', 'BM25Index',
-           'load_minilm', 'DenseIndex', 'normalize_query', 'CachedRetriever', 'format_passages']
+           'Vocabulary', 'load_minilm', 'DenseIndex', 'normalize_query', 'CachedRetriever', 'format_passages']
 
 # %% ../nbs/10_retrieval.ipynb #3cff967c
-import functools, hashlib, json, os, re, sqlite3, time, unicodedata
+import functools, hashlib, json, os, re, shutil, sqlite3, time, unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 from itertools import chain
 from pathlib import Path
@@ -17,8 +17,8 @@ import numpy as np, scipy.sparse as sp
 from fastcore.basics import patch
 from rank_bm25 import BM25Okapi
 from tqdm.auto import tqdm
-from .core import cache_dir
-from .corpus import Corpus, Passage, check_complete
+from .core import cache_dir, locked
+from .corpus import Corpus, Passage, Strings, check_complete
 
 # %% ../nbs/10_retrieval.ipynb #351e2132
 from .analyzer import LUCENE_STOP_WORDS, EnglishAnalyzer
@@ -105,19 +105,41 @@ def _stack(parts:list, n_cols:int)->sp.csr_matrix:
     return sp.csr_matrix((np.concatenate([p.data for p in parts]), np.concatenate([p.indices for p in parts]), indptr),
                          shape=(int(indptr.size - 1), n_cols))
 
+# %% ../nbs/10_retrieval.ipynb #ac017a2f
+def _read_column(col:Sequence[str], start:int, stop:int)->list[str]:
+    "Strings `start:stop` of a corpus column; a memory-mapped one is read with `pread` (its pages stay out of our RSS)"
+    blob = getattr(col, 'blob', None)
+    if not isinstance(blob, np.memmap): return list(col[start:stop])
+    o = np.asarray(col.offsets[start:stop + 1], np.int64)
+    with open(blob.filename, 'rb') as f: buf = os.pread(f.fileno(), int(o[-1] - o[0]), int(blob.offset + o[0]))
+    o = (o - o[0]).tolist()
+    return [buf[a:e].decode() for a, e in zip(o[:-1], o[1:])]
+
+# %% ../nbs/10_retrieval.ipynb #4d631ba6
+def _chunk_terms(corpus:Corpus, ids:_TermIds, chunk:int):
+    "Per chunk of passages: start, stop and, per field (title, text), each term's passage (in the chunk) and term id"
+    bar = tqdm(total=len(corpus), desc='analysing', unit='passage', disable=len(corpus) < 50_000, mininterval=10)
+    for start in range(0, len(corpus), chunk):
+        stop, fields = min(start + chunk, len(corpus)), []
+        for col in (corpus.titles, corpus.texts):
+            words = [ids.analyzer.words(s) for s in _read_column(col, start, stop)]
+            n = np.fromiter(map(len, words), np.int64, len(words))
+            t = np.fromiter(map(ids.__getitem__, chain.from_iterable(words)), np.int32, int(n.sum()))
+            fields.append((np.repeat(np.arange(stop - start, dtype=np.int32), n)[t >= 0], t[t >= 0]))
+        bar.update(stop - start); yield start, stop, fields
+    bar.close()
+
+# %% ../nbs/10_retrieval.ipynb #f585ce2d
+def _count_matrix(d:np.ndarray, t:np.ndarray, n_rows:int, n_cols:int)->sp.csr_matrix:
+    "Passage x term counts from one entry per term occurrence (duplicates summed)"
+    return sp.csr_matrix((np.ones(len(t), np.float32), (d, t)), shape=(n_rows, n_cols))
+
+# %% ../nbs/10_retrieval.ipynb #6a245d20
 def _counts(corpus:Corpus, analyzer:EnglishAnalyzer, chunk:int=20_000)->tuple[dict, list]:
     "Shared vocabulary and, per field (title, text), the passage x term count matrix"
     vocab = {}; ids = _TermIds(analyzer, vocab); parts = ([], [])
-    bar = tqdm(total=len(corpus), desc='analysing', unit='passage', disable=len(corpus) < 50_000)
-    for start in range(0, len(corpus), chunk):
-        stop = min(start + chunk, len(corpus)); bar.update(stop - start)
-        for part, col in zip(parts, (corpus.titles, corpus.texts)):
-            words = [analyzer.words(s) for s in col[start:stop]]
-            n = np.fromiter(map(len, words), np.int64, len(words))
-            t = np.fromiter(map(ids.__getitem__, chain.from_iterable(words)), np.int32, int(n.sum()))
-            d = np.repeat(np.arange(stop - start, dtype=np.int32), n)[t >= 0]; t = t[t >= 0]
-            part.append(sp.csr_matrix((np.ones(len(t), np.float32), (d, t)), shape=(stop - start, len(vocab))))
-    bar.close()
+    for start, stop, fields in _chunk_terms(corpus, ids, chunk):
+        for part, (d, t) in zip(parts, fields): part.append(_count_matrix(d, t, stop - start, len(vocab)))
     return vocab, [_stack(p, len(vocab)) for p in parts]
 
 # %% ../nbs/10_retrieval.ipynb #3d8bbe65
@@ -128,16 +150,37 @@ def lucene_idf(df:np.ndarray, # passages containing the term (in this field)
     return np.log1p((n - np.asarray(df, np.float64) + 0.5) / (np.asarray(df, np.float64) + 0.5))
 
 # %% ../nbs/10_retrieval.ipynb #9e3fb5ee
+def _lengths(counts:sp.csr_matrix)->np.ndarray:
+    "Each passage's field length: its terms, repeats counted"
+    return np.asarray(counts.sum(axis=1)).ravel().astype(np.int64)
+
+# %% ../nbs/10_retrieval.ipynb #5f7c1d1f
+class _FieldStats(NamedTuple):
+    "What Lucene's BM25 scores one field with, besides tf and df"
+    n:int            # passages with the field non-empty (Lucene's docCount)
+    avgdl:float      # mean length over those, rounded to float32 as Lucene keeps it
+    lengths:np.ndarray # per passage, the length scored with (one-byte norm or exact)
+
+# %% ../nbs/10_retrieval.ipynb #91f99e0c
+def _field_stats(dl:np.ndarray, norms:bool)->_FieldStats:
+    "The field's BM25 statistics from its passage lengths `dl`"
+    n_f = int(np.count_nonzero(dl))
+    return _FieldStats(n_f, float(np.float32(dl.sum() / n_f)) if n_f else 1.0, lucene_length(dl) if norms else dl)
+
+# %% ../nbs/10_retrieval.ipynb #c3f2dd16
+def _term_scores(tf:np.ndarray, idf:np.ndarray, docs:np.ndarray, st:_FieldStats, k1:float, b:float)->np.ndarray:
+    "Lucene BM25 term scores (float32) of postings with term frequency `tf`, idf `idf`, in passages `docs`"
+    return (idf * tf / (tf + k1 * (1 - b + b * st.lengths[docs] / st.avgdl))).astype(np.float32)
+
+# %% ../nbs/10_retrieval.ipynb #52e24416
 def _postings(counts:sp.csr_matrix, k1:float, b:float, norms:bool, block:int=1 << 24)->Postings:
     "Term-major postings of one field, scored with Lucene's BM25 (per-field N, avgdl, one-byte lengths)"
-    dl = np.asarray(counts.sum(axis=1)).ravel().astype(np.int64)
-    n_f = int(np.count_nonzero(dl)); avgdl = float(np.float32(dl.sum() / n_f)) if n_f else 1.0
-    lengths = lucene_length(dl) if norms else dl
+    st = _field_stats(_lengths(counts), norms)
     post = counts.tocsc(); del counts
-    df = np.diff(post.indptr); idf = np.repeat(lucene_idf(df, n_f).astype(np.float32), df)
+    df = np.diff(post.indptr); idf = np.repeat(lucene_idf(df, st.n).astype(np.float32), df)
     for a in range(0, post.nnz, block):                      # in blocks: temporaries stay small on 10^9 postings
-        tf, e = post.data[a:a+block], min(a + block, post.nnz)
-        post.data[a:e] = idf[a:e] * tf / (tf + k1 * (1 - b + b * lengths[post.indices[a:e]] / avgdl))
+        e = min(a + block, post.nnz)
+        post.data[a:e] = _term_scores(post.data[a:e], idf[a:e], post.indices[a:e], st, k1, b)
     return Postings(post.indptr.astype(np.int64), post.indices.astype(np.int32, copy=False),
                     post.data.astype(np.float32, copy=False))
 
@@ -193,11 +236,16 @@ class BM25Index(Retriever):
         if self.backend == 'sparse' and any(len(p.indptr) != len(self.vocab) + 1 for p in self.fields):
             raise RuntimeError("postings and vocabulary differ in size: the index files do not belong together")
 
+    @property
+    def settings(self)->dict:
+        "What the index content and scoring depend on besides the corpus"
+        return dict(analyzer=self.analyzer.config, k1=self.k1, b=self.b, tie_breaker=self.tie_breaker,
+                    lucene_norms=self.lucene_norms)
+
     @functools.cached_property
     def fingerprint(self)->str:
-        "Identifies the index content and scoring (not the backend)"
-        key = dict(corpus=self.corpus.fingerprint, analyzer=self.analyzer.config, k1=self.k1, b=self.b,
-                   tie_breaker=self.tie_breaker, lucene_norms=self.lucene_norms, format='etc_nb.bm25/1')
+        "Identifies the index content and scoring (not the backend, nor how the files are laid out)"
+        key = dict(corpus=self.corpus.fingerprint, **self.settings, format='etc_nb.bm25/1')
         return hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=8).hexdigest()
 
     def query_terms(self, query:str)->Counter:
@@ -209,19 +257,16 @@ class BM25Index(Retriever):
                 f"{self.fingerprint})")
 
 # %% ../nbs/10_retrieval.ipynb #04f0ebaa
-def _match(p:Postings, terms:Counter, scores:np.ndarray)->list[np.ndarray]:
-    "Add the term scores of `terms` (id -> count in the query) into `scores`; return the touched passages per term"
-    touched = []
+def _match(p:Postings, terms:Counter, scores:np.ndarray):
+    "Add the term scores of `terms` (id -> count in the query) into `scores`"
     for t, c in terms.items():
         a, e = p.indptr[t], p.indptr[t + 1]
-        if a < e: d = p.indices[a:e]; scores[d] += c * p.data[a:e]; touched.append(d)
-    return touched
+        if a < e: scores[p.indices[a:e]] += c * p.data[a:e]
 
-def _hits(touched:list[np.ndarray], n:int)->np.ndarray:
-    "Sorted distinct positions (< n) among the touched ones"
-    mask = np.zeros(n, bool)
-    for d in touched: mask[d] = True
-    return np.flatnonzero(mask)
+# %% ../nbs/10_retrieval.ipynb #d7e27541
+def _hits(scores:list[np.ndarray])->np.ndarray:
+    "Sorted positions of the passages matched: a positive score in some field (all term scores are positive)"
+    return np.flatnonzero(functools.reduce(np.add, scores))
 
 # %% ../nbs/10_retrieval.ipynb #0acca5a4
 @patch
@@ -233,52 +278,278 @@ def _search(self:BM25Index, queries:list[str], k:int)->list[list[tuple[int, floa
             s = _best_fields([f.scores(q) for f in self.fields], self.tie_breaker) if terms else np.zeros(0)
             hit = np.flatnonzero(s > 0); out.append(top_k(hit, s[hit], k)); continue
         scores = [np.zeros(n, np.float32) for _ in self.fields]
-        touched = [d for p, s in zip(self.fields, scores) for d in _match(p, terms, s)]
-        hit = _hits(touched, n)
+        for p, s in zip(self.fields, scores): _match(p, terms, s)
+        hit = _hits(scores)
         out.append(top_k(hit, _best_fields([s[hit] for s in scores], self.tie_breaker), k))
     return out
 
 # %% ../nbs/10_retrieval.ipynb #dbf60d72
-_FIELDS = ('title', 'text')
+_FIELDS, _LAYOUT = ('title', 'text'), 2
 
+# %% ../nbs/10_retrieval.ipynb #fd643d49
+def _term_hash(term:str)->int:
+    "A term's 64-bit lookup key (BLAKE2b of its UTF-8 bytes)"
+    return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), 'little')
+
+# %% ../nbs/10_retrieval.ipynb #cd47435d
+def _write_vocab(terms:Sequence[str], path:Path):
+    "Write the vocabulary files of folder `path` from the terms in id order"
+    enc = [t.encode() for t in terms]
+    np.save(path/'terms.npy', np.frombuffer(b''.join(enc), np.uint8))
+    np.save(path/'terms.offsets.npy', np.concatenate([[0], np.cumsum([len(e) for e in enc], dtype=np.int64)]))
+    hashes = np.fromiter(map(_term_hash, terms), np.uint64, len(enc)); order = np.argsort(hashes, kind='stable')
+    np.save(path/'terms.hash.npy', hashes[order]); np.save(path/'terms.order.npy', order.astype(np.int32))
+
+# %% ../nbs/10_retrieval.ipynb #17ac6fe2
+class Vocabulary(Mapping):
+    "term -> id over an index folder's memory-mapped vocabulary files (no per-process dict of all terms)"
+    def __init__(self, path:str|Path): # an index folder
+        path = Path(path); load = functools.partial(np.load, mmap_mode='r')
+        self.terms = Strings(load(path/'terms.npy'), load(path/'terms.offsets.npy'))
+        self.hashes, self.order, self._seen = load(path/'terms.hash.npy'), load(path/'terms.order.npy'), {}
+    def __len__(self): return len(self.terms)
+    def __iter__(self): return iter(self.terms)
+    def _find(self, term:str)->int|None:
+        h = np.uint64(_term_hash(term)); i = int(np.searchsorted(self.hashes, h))
+        while i < len(self.hashes) and self.hashes[i] == h:                # equal hashes: compare the terms
+            if self.terms[int(self.order[i])] == term: return int(self.order[i])
+            i += 1
+    def __getitem__(self, term:str)->int:
+        if term not in self._seen:
+            if len(self._seen) > 1 << 16: self._seen.clear()                # a bounded cache of looked-up terms
+            self._seen[term] = self._find(term)
+        if self._seen[term] is None: raise KeyError(term)
+        return self._seen[term]
+
+# %% ../nbs/10_retrieval.ipynb #f86d60b2
+def _manifest(index, n_terms:int, postings:list[int])->dict:
+    "meta.json: format, fingerprints, settings and the counts an index folder must hold"
+    return dict(format='etc_nb.bm25/1', layout=_LAYOUT, fingerprint=index.fingerprint, corpus=index.corpus.fingerprint,
+                n=index.n_indexed, terms=n_terms, postings=dict(zip(_FIELDS, postings)), **index.settings)
+
+# %% ../nbs/10_retrieval.ipynb #2b31bd63
+def _write_manifest(path:Path, meta:dict):
+    "Write `meta.json` (last: its presence marks the folder complete)"
+    (path/'meta.json').write_text(json.dumps(meta, indent=1))
+
+# %% ../nbs/10_retrieval.ipynb #b3a2cdf8
+def _save_corpus(corpus:Corpus, path:Path):
+    "Store `corpus` in `path/corpus` unless that folder already holds it"
+    cm = path/'corpus'/'meta.json'
+    if not (cm.exists() and json.loads(cm.read_text())['fingerprint'] == corpus.fingerprint): corpus.save(path/'corpus')
+
+# %% ../nbs/10_retrieval.ipynb #e75d2089
 @patch
-def save(self:BM25Index, path:str|Path)->Path:
+def save(self:BM25Index, path:str|Path, # folder to write (created)
+         with_corpus:bool=True, # also store the corpus in `path/corpus` (else `load` needs it passed)
+        )->Path:
     "Write the index (and its corpus) to folder `path`; reopen with `BM25Index.load`"
     if self.backend != 'sparse':
         raise NotImplementedError("only the 'sparse' backend is saved; rank_bm25 is rebuilt in memory")
-    path = Path(path); path.mkdir(parents=True, exist_ok=True)
+    path = Path(path); path.mkdir(parents=True, exist_ok=True); (path/'meta.json').unlink(missing_ok=True)
     for f, p in zip(_FIELDS, self.fields):
         for a, arr in p._asdict().items(): np.save(path/f'{f}.{a}.npy', arr)
-    (path/'vocab.txt').write_text('\n'.join(self.vocab), encoding='utf-8')
-    cm = path/'corpus'/'meta.json'
-    if not (cm.exists() and json.loads(cm.read_text())['fingerprint'] == self.corpus.fingerprint):
-        self.corpus.save(path/'corpus')
-    meta = dict(format='etc_nb.bm25/1', fingerprint=self.fingerprint, corpus=self.corpus.fingerprint,
-                n=len(self.corpus), k1=self.k1, b=self.b, tie_breaker=self.tie_breaker,
-                lucene_norms=self.lucene_norms, analyzer=self.analyzer.config)
-    (path/'meta.json').write_text(json.dumps(meta, indent=1))
+    _write_vocab(list(self.vocab), path)
+    if with_corpus: _save_corpus(self.corpus, path)
+    _write_manifest(path, _manifest(self, len(self.vocab), [len(p.indices) for p in self.fields]))
     return path
 
+# %% ../nbs/10_retrieval.ipynb #edc2f25f
+def _read_manifest(path:Path, layouts:tuple=(_LAYOUT,))->dict|None:
+    "The folder's meta.json if it is a complete index of one of `layouts` (layout 1 had no `layout` key), else None"
+    try: m = json.loads((path/'meta.json').read_text())
+    except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError): return None
+    return m if m.get('layout', 1) in layouts else None
+
+# %% ../nbs/10_retrieval.ipynb #9849e371
+def _vocab_txt(path:Path)->dict:
+    "Layout 1's vocabulary: `vocab.txt` (one term per line, in id order) read into a dict"
+    terms = (path/'vocab.txt').read_text(encoding='utf-8').split('\n') if (path/'vocab.txt').stat().st_size else []
+    return {t: i for i, t in enumerate(terms)}
+
+# %% ../nbs/10_retrieval.ipynb #8690bd3e
 @patch(cls_method=True)
-def load(cls:BM25Index, path:str|Path, # folder written by `BM25Index.save`
+def load(cls:BM25Index, path:str|Path, # folder written by `BM25Index.save` or `BM25Index.build_or_load`
           corpus:Corpus|None=None, # the indexed corpus if already open (default: `path/corpus`, memory-mapped)
          )->BM25Index:
-    "Open a saved sparse BM25 index, memory-mapped"
-    path = Path(path); m = json.loads((path/'meta.json').read_text())
+    "Open a saved sparse BM25 index, memory-mapped (an index of layout 1 too, its vocabulary read into a dict)"
+    path = Path(path); m = _read_manifest(path, (1, _LAYOUT))
+    if m is None: raise FileNotFoundError(f"{path}: no complete BM25 index (no meta.json of layout 1 or {_LAYOUT})")
     corpus = corpus if corpus is not None else Corpus.load(path/'corpus')
     if corpus.fingerprint != m['corpus']:
         raise ValueError(f"corpus {corpus.fingerprint} is not the one indexed at {path} ({m['corpus']})")
-    terms = (path/'vocab.txt').read_text(encoding='utf-8').split('\n') if (path/'vocab.txt').stat().st_size else []
-    vocab = {t: i for i, t in enumerate(terms)}
     idx = cls.__new__(cls)
     idx._setup(corpus, 'sparse', m['k1'], m['b'], m['tie_breaker'], m['lucene_norms'],
                EnglishAnalyzer(m['analyzer']['stemmer'], frozenset(m['analyzer']['stop_words'])))
-    idx.vocab, idx.n_indexed = vocab, m['n']
+    idx.vocab, idx.n_indexed = Vocabulary(path) if 'layout' in m else _vocab_txt(path), m['n']
     idx.fields = [Postings(*(np.load(path/f'{f}.{a}.npy', mmap_mode='r') for a in Postings._fields)) for f in _FIELDS]
     idx._check()
+    got = [int(p.indptr[-1]) if len(p.indices) == p.indptr[-1] == len(p.data) else -1 for p in idx.fields]
+    if 'layout' in m and (len(idx.vocab) != m['terms'] or got != [m['postings'][f] for f in _FIELDS]):
+        raise RuntimeError(f"{path}: {len(idx.vocab):,} terms and postings {got} where meta.json says {m['terms']:,} "
+                           f"and {list(m['postings'].values())}: the index files are incomplete")
     if idx.fingerprint != m['fingerprint']:
         raise ValueError(f"{path}: index fingerprint mismatch (analyzer version changed?)")
     return idx
+
+# %% ../nbs/10_retrieval.ipynb #5faa3b01
+def _pread(fd:int, dtype, first:int, count:int)->np.ndarray:
+    "Items `first:first+count` of a raw array file"
+    size = np.dtype(dtype).itemsize; buf = os.pread(fd, count * size, first * size)
+    if len(buf) != count * size: raise RuntimeError(f"spill file truncated: {len(buf)} of {count * size} bytes read")
+    return np.frombuffer(buf, dtype)
+
+# %% ../nbs/10_retrieval.ipynb #2bdab9a2
+class _Spill:
+    "One field's postings spilled to disk segment by segment, with its passage lengths and document frequencies"
+    def __init__(self, path:Path):
+        self.paths = path.with_suffix('.docs'), path.with_suffix('.tf')
+        self.files = [open(p, 'wb') for p in self.paths]
+        self.segments, self.dl, self.df, self.n = [], [], np.zeros(0, np.int64), 0
+    def add(self, counts:sp.csr_matrix, start:int):
+        "Append a segment's passage x term counts (its first passage is `start`)"
+        self.dl.append(_lengths(counts))
+        post = counts.tocsc(); n = np.diff(post.indptr); t = np.flatnonzero(n)
+        (post.indices + start).astype(np.int32).tofile(self.files[0])
+        post.data.astype(np.float32).tofile(self.files[1])
+        self.segments.append((self.n, t.astype(np.int32), np.concatenate([[0], np.cumsum(n[t])]).astype(np.int64)))
+        self.df = np.concatenate([self.df, np.zeros(max(0, len(n) - len(self.df)), np.int64)]); self.df[t] += n[t]
+        self.n += post.nnz
+    def close(self):
+        for f in self.files: f.close()
+        for p in self.paths: p.unlink()
+
+# %% ../nbs/10_retrieval.ipynb #92da7713
+def _term_ranges(indptr:np.ndarray, budget:int):
+    "Consecutive term ranges [a, e) holding at most `budget` postings each (or one term)"
+    a, n_terms = 0, len(indptr) - 1
+    while a < n_terms:
+        e = min(n_terms, max(a + 1, int(np.searchsorted(indptr, indptr[a] + budget, 'right')) - 1))
+        yield a, e; a = e
+
+# %% ../nbs/10_retrieval.ipynb #228f45a4
+def _gather(spill:_Spill, fds:list[int], a:int, e:int, indptr:np.ndarray)->tuple[np.ndarray, np.ndarray]:
+    "Passages and tfs of terms a..e-1 from every segment, term-major, passages ascending within a term"
+    base = int(indptr[a]); fill = indptr[a:e] - base
+    docs, tfs = np.empty(int(indptr[e]) - base, np.int32), np.empty(int(indptr[e]) - base, np.float32)
+    for first, terms, starts in spill.segments:          # segments in corpus order: a term's passages stay ascending
+        i, j = np.searchsorted(terms, [a, e])
+        if i == j: continue
+        n, t, p0, p1 = np.diff(starts[i:j + 1]), terms[i:j] - a, int(starts[i]), int(starts[j])
+        pos = np.repeat(fill[t] - starts[i:j], n) + np.arange(p0, p1)
+        docs[pos], tfs[pos] = (_pread(fd, dt, first + p0, p1 - p0) for fd, dt in zip(fds, (np.int32, np.float32)))
+        fill[t] += n
+    if not np.array_equal(fill, indptr[a + 1:e + 1] - base): raise RuntimeError("spilled postings do not add up")
+    return docs, tfs
+
+# %% ../nbs/10_retrieval.ipynb #595c49b3
+class _NpyOut:
+    "A 1-d `.npy` of known length, written block by block"
+    def __init__(self, path:Path, dtype, n:int):
+        self.f, self.dtype, self.n, self.written = open(path, "wb"), np.dtype(dtype), int(n), 0
+        np.lib.format.write_array_header_1_0(self.f, dict(descr=np.lib.format.dtype_to_descr(self.dtype),
+                                                          fortran_order=False, shape=(self.n,)))
+    def write(self, a:np.ndarray): a = np.ascontiguousarray(a, self.dtype); self.f.write(a.data); self.written += len(a)
+    def close(self):
+        self.f.close()
+        if self.written != self.n: raise RuntimeError(f"{self.f.name}: {self.written:,} of {self.n:,} items written")
+
+# %% ../nbs/10_retrieval.ipynb #b66582b7
+def _merge(spill:_Spill, n_terms:int, path:Path, field:str, k1:float, b:float, norms:bool, budget:int,
+           block:int=1 << 24)->int:
+    "Write one spilled field's postings as `{field}.*.npy` in `path`, scored as `_postings` scores; their count"
+    for f in spill.files: f.flush()
+    st = _field_stats(np.concatenate(spill.dl), norms)
+    df = np.zeros(n_terms, np.int64); df[:len(spill.df)] = spill.df
+    indptr = np.concatenate([[0], np.cumsum(df)]); idf = lucene_idf(df, st.n).astype(np.float32)
+    np.save(path/f'{field}.indptr.npy', indptr)
+    outs = [_NpyOut(path/f'{field}.{a}.npy', dt, indptr[-1]) for a, dt in (('indices', np.int32), ('data', np.float32))]
+    fds = [os.open(p, os.O_RDONLY) for p in spill.paths]
+    bar = tqdm(total=int(indptr[-1]), desc=f'merging {field}', unit='posting', disable=indptr[-1] < 10**7,
+               mininterval=10)
+    try:
+        for a, e in _term_ranges(indptr, budget):
+            docs, tfs = _gather(spill, fds, a, e, indptr); outs[0].write(docs); bar.update(len(docs))
+            idf_r = np.repeat(idf[a:e], df[a:e])
+            for i in range(0, len(docs), block):
+                outs[1].write(_term_scores(tfs[i:i + block], idf_r[i:i + block], docs[i:i + block], st, k1, b))
+    finally:
+        bar.close()
+        for fd in fds: os.close(fd)
+        for o in outs: o.f.close()
+    for o in outs: o.close()
+    return int(indptr[-1])
+
+# %% ../nbs/10_retrieval.ipynb #a84b41e5
+def _build_streamed(corpus:Corpus, path:Path, analyzer:EnglishAnalyzer, k1:float, b:float, norms:bool,
+                    chunk:int=20_000, segment:int=200_000, budget:int=1 << 26)->tuple[int, int, list[int]]:
+    "Index `corpus` into folder `path` through spill files; passages indexed, terms, postings per field"
+    vocab = {}; ids = _TermIds(analyzer, vocab); spills = [_Spill(path/f'{f}.spill') for f in _FIELDS]
+    pending, first = ([], []), 0
+    try:
+        for start, stop, fields in _chunk_terms(corpus, ids, chunk):
+            for p, (d, t) in zip(pending, fields): p.append((d + (start - first), t))
+            if stop - first < segment and stop < len(corpus): continue
+            for spill, p in zip(spills, pending):
+                d, t = (np.concatenate([x[i] for x in p]) for i in (0, 1)); p.clear()
+                spill.add(_count_matrix(d, t, stop - first, len(vocab)), first)
+            first = stop
+        del ids; terms = list(vocab); del vocab
+        _write_vocab(terms, path)
+        postings = [_merge(s, len(terms), path, f, k1, b, norms, budget) for s, f in zip(spills, _FIELDS)]
+        return first, len(terms), postings
+    finally:
+        for s in spills: s.close()
+
+# %% ../nbs/10_retrieval.ipynb #fe21cb45
+def _fsync(path:Path):
+    "Flush a file or folder to disk"
+    fd = os.open(path, os.O_RDONLY)
+    try: os.fsync(fd)
+    finally: os.close(fd)
+
+# %% ../nbs/10_retrieval.ipynb #f5328b2a
+def _fsync_tree(path:Path):
+    "Flush every file under `path`, and the folders themselves, to disk"
+    for p in sorted(path.rglob('*'), reverse=True) + [path]: _fsync(p)
+
+# %% ../nbs/10_retrieval.ipynb #f123710a
+def _build_into(corpus:Corpus, path:Path, index:BM25Index, with_corpus:bool, **kw):
+    "Build `index`'s settings over `corpus` into a temp folder, then rename it to `path` (the caller holds the lock)"
+    for old in path.parent.iterdir():                       # temp folders of killed builders (we hold the lock)
+        if old.name.startswith(path.name + '.') and old.name.endswith('.tmp'): shutil.rmtree(old, ignore_errors=True)
+    tmp = path.with_name(f'{path.name}.{os.getpid()}.tmp'); tmp.mkdir()
+    try:
+        index.n_indexed, n_terms, postings = _build_streamed(corpus, tmp, index.analyzer, index.k1, index.b,
+                                                             index.lucene_norms, **kw)
+        check_complete(len(corpus), index.n_indexed, 'BM25 streamed: passages indexed')
+        if with_corpus: _save_corpus(corpus, tmp)
+        _write_manifest(tmp, _manifest(index, n_terms, postings) | dict(built_by=os.getpid()))
+        _fsync_tree(tmp)
+        if path.exists(): shutil.rmtree(path)                  # an older layout or an incomplete folder
+        tmp.rename(path); _fsync(path.parent)
+    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
+
+# %% ../nbs/10_retrieval.ipynb #26ad00d5
+@patch(cls_method=True)
+def build_or_load(cls:BM25Index, corpus:Corpus, # passages to index
+                  path:str|Path, # the index folder (a lock file `path.lock` goes beside it)
+                  k1:float=1.2, b:float=0.75, tie_breaker:float=0.5, lucene_norms:bool=True, # as `BM25Index`
+                  analyzer:EnglishAnalyzer|None=None, # default: EnglishAnalyzer()
+                  with_corpus:bool=True, # store the corpus in `path/corpus` too
+                  **kw, # `chunk`, `segment`, `budget` of the streamed build
+                 )->BM25Index:
+    "The sparse BM25 index of `corpus` at `path`, memory-mapped: loaded if complete, else streamed to disk under a lock"
+    path = Path(path); want = cls.__new__(cls)
+    want._setup(corpus, 'sparse', k1, b, tie_breaker, lucene_norms, analyzer or EnglishAnalyzer())
+    if _read_manifest(path) is None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with locked(path.with_name(path.name + '.lock')):
+            if _read_manifest(path) is None: _build_into(corpus, path, want, with_corpus, **kw)
+    index = cls.load(path, corpus)
+    if index.fingerprint != want.fingerprint:
+        raise ValueError(f"{path} holds an index with other settings ({index.settings}); use another folder")
+    return index
 
 # %% ../nbs/10_retrieval.ipynb #990176bd
 @functools.cache
@@ -336,7 +607,8 @@ def normalize_query(query:str, # a retrieval query
 # %% ../nbs/10_retrieval.ipynb #53bba0e7
 def _open_cache(path:Path, tries:int=12)->sqlite3.Connection:
     "Connect to the cache in WAL mode with its table, retrying the setup while another process holds the file"
-    con = sqlite3.connect(path, timeout=120, isolation_level=None)
+    # one thread at a time, but not always the one that opened it (the batched scheduler's search thread, `13_batch`)
+    con = sqlite3.connect(path, timeout=120, isolation_level=None, check_same_thread=False)
     for i in range(tries):   # switching to WAL skips SQLite's busy handler: a second opener sees "locked" at once
         try:
             con.execute('PRAGMA journal_mode=WAL')

@@ -17,8 +17,8 @@ from .lm import check_model
 from .loop import Loop, MethodConfig
 from .runs import (check_config, default_out, in_run_order, log_compute, method_configs, read_traces, run_config,
                          summary_table)
-from .pipeline import (answer_questions, check_prompt_format, closed_corpus, corpus_variant, default_batch_size,
-                             get_loop)
+from .pipeline import (answer_questions, check_prompt_format, check_retriever, corpus_path, corpus_variant,
+                             default_batch_size, get_loop, run_corpus, variant_name)
 from .scale import RunPlan, answer_on_ray, import_ray, shard_questions
 
 # %% ../nbs/17_runner.ipynb #2788ed70
@@ -39,6 +39,16 @@ def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, p
         bar.update(); bar.set_postfix(EM=f"{stats[0]/k:.3f}", F1=f"{stats[1]/k:.3f}", R=f"{stats[2]/k:.2f}",
                                       tok_s=f"{stats[3]/(time.perf_counter() - t0):.0f}")
 
+# %% ../nbs/17_runner.ipynb #c28e7dd2
+def _corpus_arg(corpus)->str|None: # None, 'wikipedia', or an absolute path
+    if corpus is None: return None
+    path = corpus_path(corpus)                                          # (a usage error if it names nothing)
+    return 'wikipedia' if str(corpus) == 'wikipedia' else str(path)
+
+def _default_out(*args, corpus_name:str|None=None)->Path:
+    out = default_out(*args)
+    return out.with_name(f"{out.name}_{corpus_name}") if corpus_name else out
+
 # %% ../nbs/17_runner.ipynb #2caa26e8
 def run(dataset:str='2wikimultihopqa', # dataset name
         method:str|list='etc', # a method, a comma-separated list, or a list
@@ -55,28 +65,34 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         ray_address:str|None=None, # with `workers`: join this Ray cluster (default $RAY_ADDRESS, else a local one)
         start:int=0, # skip the dataset's first `start` questions (a validation slice disjoint from a test slice)
         prompt_format:str='raw', # 'raw' (the papers' few-shot text) or 'chat' (one user turn of the model's template)
+        corpus:str|Path|None=None, # search this corpus (`etc_nb.pipeline.corpus_path`); None: the closed corpus
+        retriever:str='bm25', # the BM25 backend: 'bm25' (etc_nb's embedded index) or 'lucene' (real Lucene)
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
-    methods, model, variant = _split_methods(method), check_model(model), corpus_variant(dataset, variant)   # names
+    methods, model, corpus = _split_methods(method), check_model(model), _corpus_arg(corpus)             # names
+    variant = corpus_variant(dataset, variant) if corpus is None else variant_name(dataset, variant)
     check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard, start=start)           # numbers
-    check_prompt_format(prompt_format)
+    check_prompt_format(prompt_format); check_retriever(retriever)
     cfgs = method_configs(dataset, model, methods, **overrides)
     if workers:
         try: import_ray()
         except ImportError as e: raise UsageError(str(e)) from None
     questions = load_dataset(dataset, n=n, variant=variant, seed=seed, start=start)                    # data
-    closed_corpus(dataset, variant)
+    searched = run_corpus(dataset, variant, corpus)
     part = shard_questions(questions, shard) if shard else questions
-    out = Path(out) if out else default_out(dataset, methods, n, part.shard if shard else None, start, prompt_format)
+    out = Path(out) if out else _default_out(dataset, methods, n, part.shard if shard else None, start, prompt_format,
+                                             corpus_name=searched.name if corpus else None)
     with hold_run_folder(out):   # one process per run folder, taken before the model loads: a second one gets `Busy`
-        loop = (RunPlan(dataset, model, variant, prompt_format) if workers else  # the model (a Ray driver loads none)
-                get_loop(dataset, model, variant, prompt_format))
+        loop = (RunPlan(dataset, model, variant, prompt_format, corpus, retriever) if workers else  # (a Ray driver
+                get_loop(dataset, model, variant, prompt_format, corpus, retriever))                 # loads no model)
         cfg = run_config(loop, cfgs, questions, n, seed, debug, start)
         if shard: questions = part; cfg['shard'] = part.shard
         check_config(out, cfg)
         c = loop.corpus
-        if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · closed corpus {c['name']} "
+        if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · "
+                           f"{'closed corpus' if corpus is None else 'corpus'} {c['name']} "
+                           f"{'through ' + c['retriever'] + ' ' if 'retriever' in c else ''}"
                            f"({c['size']:,} passages, {c['fingerprint']}) · model {loop.model} · "
                            f"{', '.join(cfgs)} -> {out}")
         done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
@@ -119,12 +135,17 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
             start:int=0, # skip the first START questions: answer questions [START, START+N) (e.g. a validation slice)
             # raw (the papers' few-shot text) or chat (one user turn of the model's chat template)
             prompt_format:str='raw',
+            # search this corpus instead of the dataset's own paragraphs: a DPR TSV (id, text, title), a JSONL of
+            # {id, title, text}, a corpus folder, or wikipedia (<data dir>/wikipedia/psgs_w100.tsv)
+            corpus:str=None,
+            retriever:str='bm25', # BM25 backend: bm25 (etc_nb's embedded index) or lucene (real Lucene; needs Java)
            ):
     "Run dynamic-RAG methods on a dataset slice; resumable; prints the summary table (console script `etc_nb_run`)"
     over = {k: v for k, v in dict(alpha=alpha, theta=theta, tau=tau, top_n=top_n, max_retrievals=max_retrievals).items()
             if v is not None}
     table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, shard=shard,
-                workers=workers or 0, ray_address=ray_address, start=start, prompt_format=prompt_format, **over)
+                workers=workers or 0, ray_address=ray_address, start=start, prompt_format=prompt_format,
+                corpus=corpus, retriever=retriever, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
 
 # %% ../nbs/17_runner.ipynb #f456e57f

