@@ -418,6 +418,7 @@ def etc_unmergeable(tok)->set: # pieces that always stand alone
            for c in string.whitespace + string.punctuation}
     return one | {release_markers(tok)[0], tok.bos_token, tok.eos_token}
 
+# %% ../nbs/12_loop.ipynb #51d75306
 @patch
 def _chunk_given(self:_QuestionRun, trig:Trigger, steps:list, stop:str)->dict: # what the trigger asked for
     tok, s, want = self.eng.tok, self.sess, trig.given_at_end
