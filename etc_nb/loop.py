@@ -26,7 +26,7 @@ from .query import (flare_masked_query, full_context_query, last_sentence_query,
 from .retrieval import Retriever, truncate_query
 from .signals import TokenStep, WordStream, split_sentences, steps_from_pieces, token_pieces
 from .triggers import (TRIGGERS, Decision, Trigger, norm_name, first_decision, make_trigger, paper_threshold,
-                             release_word_starts, release_words, etc_word_starts, RELEASE_POS)
+                             release_word_starts, release_words, etc_word_starts, content_texts)
 
 # %% ../nbs/12_loop.ipynb #35acb526
 def configs_dir()->Path: # `data/configs/` of the checkout
@@ -444,7 +444,7 @@ def _qfs_release(self:_QuestionRun, d:Decision)->tuple: # (query, source)
                                  release_word_starts(tok.convert_ids_to_tokens(ids), *release_markers(tok)))
     first = len(words) - len(r['words'])
     flagged = [first + j for j, h in enumerate(r['hit']) if h]
-    content = {t.text for t in load_nlp()(all_text) if t.pos_ in RELEASE_POS}
+    content = content_texts(load_nlp()(all_text))
     A = second_pass(self.eng, ids).mean(0).numpy()
     return qfs_release(A, spans, words, flagged, content, self.m.query_cfg['n']), 'qfs_release'
 
@@ -472,7 +472,7 @@ def _qfs_etc(self:_QuestionRun, d:Decision, steps:list)->tuple: # (query, source
     for f in d.flagged_words:
         rows = [steps[t].attn for t in range(*spans[f])]
         w += np.mean([[r[a:b].sum() for a, b, _ in words] for r in rows], axis=0)
-    content = {t.text for t in load_nlp()(text) if t.pos_ in RELEASE_POS}
+    content = content_texts(load_nlp()(text))
     return qfs_etc_query([t for _, _, t in words], w, content, self.m.query_cfg['n']), 'qfs_etc'
 
 # %% ../nbs/12_loop.ipynb #29c8342f

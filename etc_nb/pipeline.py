@@ -8,7 +8,7 @@ __all__ = ['DPR_PASSAGES', 'RETRIEVERS', 'variant_name', 'corpus_variant', 'clos
            'bm25_backend', 'get_engine', 'check_prompt_format', 'get_loop', 'default_batch_size', 'answer_questions']
 
 # %% ../nbs/15_pipeline.ipynb #38f2019a
-import functools, hashlib, json, os, shutil
+import functools, hashlib, json
 from pathlib import Path
 from typing import Iterator
 import torch
