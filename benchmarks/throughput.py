@@ -3,9 +3,10 @@
 
     python benchmarks/throughput.py                 # CPU: 100 2WikiMultihopQA questions x {etc, dragin}, B = 1, 4, 8, 16, 32
     python benchmarks/throughput.py --quick         # about a minute: 2 questions, B = 1, 2, and the --device path on a tiny model (CI)
-    python benchmarks/throughput.py --device cuda   # decode tokens/s at B = 1, 8, 32 on a random Llama-2-7B-shaped bf16
-                                                    # model, with and without CUDA graphs, vs HF `generate` with a static
-                                                    # cache (--quick: tiny model, CPU)
+    python benchmarks/throughput.py --device cuda   # decode tokens/s at B = 1, 8, 32, 64, 128 on a random Llama-2-7B-shaped
+                                                    # bf16 model, with and without CUDA graphs, vs HF `generate` with a
+                                                    # static cache and the memory-bandwidth bound; then the full loop end
+                                                    # to end vs the DRAGIN-style reference (--quick: tiny model, CPU)
 
 CPU mode: the same questions through the sequential runner (B = 1) and the batched runner at each B, in one run; per B
 questions/hour, seconds and peak RSS; then `identical_fraction` (share of (question, method) records whose prediction,
@@ -16,7 +17,7 @@ torch, transformers and etc_nb's own light dependencies (fastcore, rank_bm25, sc
 the project installed, carry fastcore and rank_bm25 as wheels (importing etc_nb does not import spaCy).
 """
 import argparse, gc, json, os, resource, sys, time
-here = os.path.dirname(os.path.abspath(__file__)); sys.path[:0] = [os.path.dirname(here)]
+here = os.path.dirname(os.path.abspath(__file__)); sys.path[:0] = [os.path.dirname(here), here]   # (etc_nb; gpu_rehearsal)
 import torch
 
 def peak_rss_gb()->float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
@@ -102,6 +103,7 @@ def decode_rates(model, tok, B:int, prompt:int, lo:int, hi:int)->dict:
         res[key] = marginal_rate(ours, B, lo, hi)
         t, _, st = runs[hi]                                                 # the timed run of `hi` tokens
         res[key + '_step_share'] = round(st['decode_s'] / t, 3)            # the rest: the sessions' Python
+        if graphs: res['pool_bytes'] = eng._pool.nbytes                    # keys/values held: the prefix once, B x own
         ids = torch.tensor([pre.ids + eng.encode(c) for c in cases], device=model.device)
         del eng, pre; free_memory()
     kw = dict(do_sample=False, cache_implementation='static', pad_token_id=32001)
@@ -109,9 +111,46 @@ def decode_rates(model, tok, B:int, prompt:int, lo:int, hi:int)->dict:
         with torch.inference_mode():
             sync(); t0 = time.perf_counter(); model.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw); sync()
         return time.perf_counter() - t0
-    res['hf_static_generate'] = marginal_rate(hf, B, lo, hi)
+    try: res['hf_static_generate'] = marginal_rate(hf, B, lo, hi)
+    except torch.OutOfMemoryError: res['hf_static_generate'] = None            # its static cache does not fit at B
     free_memory()
     return res
+
+def copy_bandwidth(device:str, nbytes:int)->float:
+    "Bytes/s a device-to-device copy moves (read + write), best of 5: the memory bandwidth a decode step can reach"
+    src = torch.empty(nbytes // 2, dtype=torch.int16, device=device); dst = torch.empty_like(src); best = 0.
+    for _ in range(5):
+        sync(); t0 = time.perf_counter(); dst.copy_(src); sync(); best = max(best, 2 * nbytes / (time.perf_counter() - t0))
+    del src, dst; free_memory()
+    return best
+
+def bandwidth_bound(model, B:int, prompt:int, own:float, bandwidth:float)->float:
+    "Decode tokens/s if a step only read the weights, the prefix's keys/values once and each row's own ones, at full bandwidth"
+    from etc_nb.memory import kv_bytes_per_position
+    step = model.get_memory_footprint() + kv_bytes_per_position(model) * (prompt + B * own)
+    return round(B * bandwidth / step, 1)
+
+def end_to_end(quick:bool, inputs=None)->dict: # `inputs`: the unpacked `gpu_rehearsal.py --pack-inputs` (GPU machine)
+    "The full loop (7 methods, closed-corpus BM25) through the CLI on the LLaMA-2-7B shape against the DRAGIN-style reference loop (`gpu_rehearsal.py`)"
+    import argparse, shutil, tempfile
+    from pathlib import Path
+    import gpu_rehearsal as g
+    dev = 'cuda' if torch.cuda.is_available() and not quick else 'cpu'
+    a = argparse.Namespace(quick=quick, max_layers=None, device=dev, dtype=torch.bfloat16 if dev == 'cuda' else torch.float32,
+                           n=2 if quick else 8, timeout_s=600, reference_s=600 if quick else 60)
+    a.batch_size, name, work = a.n, 'llama-2-7b-chat', Path(tempfile.mkdtemp(prefix='throughput_e2e_'))
+    try:
+        from etc_nb.data import load_dataset
+        qs, (tok, _) = list(load_dataset(g.DATASET, n=a.n)), g.load_tokenizer('llama-2', inputs)
+        g.build(name, a, tok, work/name)
+        cli = g.cli_phase(name, work/name, a, qs, work); ref = g.reference_phase(name, work/name, a, qs, work)
+    finally: shutil.rmtree(work, ignore_errors=True)
+    d = cli['per_method']['dragin']
+    return dict(questions=a.n, batch_size=a.batch_size, end_to_end_questions_per_hour=cli['questions_per_hour'],
+                dragin_questions_per_hour=d['questions_per_hour'], reference_questions_per_hour=ref['questions_per_hour'],
+                dragin_vs_reference=round(d['questions_per_hour'] / ref['questions_per_hour'], 2),
+                what='end_to_end: the 7 Table 2 methods through etc_nb_run (process start and model load included); '
+                     'dragin: its span in that batched run; reference: ' + ref['what'])
 
 def graph_parity(device:str, B:int=4, new:int=24)->dict:
     "The captured step against the plain one: a small fp32 model with sharpened random weights (few near-ties), B sequences"
@@ -127,9 +166,10 @@ def graph_parity(device:str, B:int=4, new:int=24)->dict:
     return dict(sequences=B, new_tokens=new, same_tokens=sum([x for x, _ in u] == [x for x, _ in v] for u, v in zip(a, b)) / B,
                 max_entropy_diff=max(abs(x[1] - y[1]) for u, v in zip(a, b) for x, y in zip(u, v)))
 
-def device_mode(device:str, quick:bool)->dict:
+def device_mode(device:str, quick:bool, inputs=None)->dict:
     model, tok = random_model(device, quick)
-    prompt, lo, hi, batches = (64, 4, 8, [1, 2]) if quick else (1500, 32, 96, [1, 8, 32])
+    prompt, lo, hi, batches = (64, 4, 8, [1, 2]) if quick else (1500, 32, 96, [1, 8, 32, 64, 128])
+    bw = copy_bandwidth(device, 2**24 if quick else 2**30)
     import transformers
     out = dict(device=torch.cuda.get_device_name() if device == 'cuda' else 'cpu', torch=torch.__version__,
                transformers=transformers.__version__, model='tiny random Llama' if quick else
@@ -139,9 +179,18 @@ def device_mode(device:str, quick:bool)->dict:
     for B in batches:
         out['per_batch'][B] = decode_rates(model, tok, B, prompt, lo, hi); print(B, out['per_batch'][B], flush=True)
     out['graph_parity'] = graph_parity(device); print(out['graph_parity'], flush=True)
-    top = out['per_batch'][batches[-1]]
-    out.update(decode_tokens_per_s_at_max_batch=top['graphs'], max_batch=batches[-1],
-               vs_hf_static_generate=round(top['graphs'] / top['hf_static_generate'], 2))
+    own = 8 + (lo + hi) / 2                                           # a row's own positions, on average over the timed tokens
+    out.update(copy_bandwidth_gb_s=round(bw / 1e9, 1),
+               decode_tokens_per_s={B: r['graphs'] for B, r in out['per_batch'].items()},
+               hf_static_tokens_per_s={B: r['hf_static_generate'] for B, r in out['per_batch'].items()},
+               bandwidth_bound_tokens_per_s={B: bandwidth_bound(model, B, prompt, own, bw) for B in batches})
+    mid, top = (32, 128) if not quick else (batches[-1], batches[-1])
+    hf_mid = out['hf_static_tokens_per_s'][mid]
+    out.update(decode_tokens_per_s_at_max_batch=out['decode_tokens_per_s'][top], max_batch=top,
+               vs_hf_static_generate=hf_mid and round(out['decode_tokens_per_s'][mid] / hf_mid, 2),
+               max_batch_vs_hf_static_b32=hf_mid and round(out['decode_tokens_per_s'][top] / hf_mid, 2))
+    del model; free_memory()
+    out['end_to_end'] = end_to_end(quick, inputs); print(out['end_to_end'], flush=True)
     return out
 
 if __name__ == '__main__':
@@ -149,9 +198,14 @@ if __name__ == '__main__':
     p.add_argument('--quick', action='store_true', help='seconds-long run on tiny sizes (CI)')
     p.add_argument('--device', default='cpu', choices=['cpu', 'cuda'], help='cpu: the loop on the bundled model; cuda: decode rates')
     p.add_argument('--n', type=int, default=100, help='questions (CPU mode)')
+    p.add_argument('--inputs', help="--device cuda on a machine without etc_nb's cache: gpu_rehearsal.py --pack-inputs's archive")
     a = p.parse_args()
     t0 = time.perf_counter()
-    if a.device == 'cuda': res = device_mode('cuda' if torch.cuda.is_available() else 'cpu', a.quick or not torch.cuda.is_available())
+    if a.inputs:                                # first: it puts the modules the machine lacks on the path, and the data
+        import gpu_rehearsal, tempfile; from pathlib import Path
+        a.inputs = gpu_rehearsal.unpack_inputs(Path(a.inputs), Path(tempfile.mkdtemp(prefix='throughput_inputs_')))
+    if a.device == 'cuda':
+        res = device_mode('cuda' if torch.cuda.is_available() else 'cpu', a.quick or not torch.cuda.is_available(), a.inputs)
     else: res = cpu_mode(2 if a.quick else a.n, [1, 2] if a.quick else [1, 4, 8, 16, 32], ['etc', 'dragin'])
     if a.quick and a.device == 'cpu': res['device_path'] = device_mode('cpu', True)   # CI: the GPU path's code, tiny, on CPU
     res['wall_s'] = round(time.perf_counter() - t0, 1)

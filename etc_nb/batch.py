@@ -23,18 +23,31 @@ from fastcore.basics import patch
 
 # %% ../nbs/13_batch.ipynb #b674af21
 class SlotLayer(GrowingLayer):
-    "A `GrowingLayer` whose buffer is one slot of a `SlotPool` layer"
+    "A `GrowingLayer` of one slot: the pool's shared prefix, then the slot's own positions"
     def __init__(self, pool:'SlotPool', layer:int, slot:int):
         super().__init__(); self.pool, self.layer, self.slot = pool, layer, slot
         self.is_initialized, self.n = True, pool.n_prefix; self._point()      # a slot holds the prefix from the start
-    # keys/values are views made when read, so that a decode step only sets each layer's length
-    keys = property(lambda self: self._k[..., :self.n, :], lambda self, _: None)
-    values = property(lambda self: self._v[..., :self.n, :], lambda self, _: None)
+    # keys/values [0, n), made when read (a decode step only sets each layer's length): for n > P, a concatenation
+    keys = property(lambda self: self._upto(self.pool.prefix_k, self._k), lambda self, _: None)
+    values = property(lambda self: self._upto(self.pool.prefix_v, self._v), lambda self, _: None)
+    def _upto(self, prefix:list, own:torch.Tensor)->torch.Tensor:
+        pre, P = prefix[self.layer], self.pool.n_prefix
+        return pre[..., :self.n, :] if self.n <= P else torch.cat([pre, own[..., :self.n - P, :]], -2)
+
+    def update(self, key_states, value_states, *args, **kwargs):
+        "Write new keys/values into the slot's own positions; return the whole sequence's"
+        n, m, P = self.n, key_states.shape[-2], self.pool.n_prefix
+        if n < P: raise ValueError(f"a slot cropped into the shared prefix ({n} < {P} positions) cannot be written")
+        self._reserve(n + m)                                        # (may grow the pool: `_k`, `_v` re-pointed)
+        self._k[..., n-P:n-P+m, :], self._v[..., n-P:n-P+m, :] = key_states, value_states
+        self.n = n + m
+        return self.keys, self.values
+    def get_seq_length(self)->int: return self.n                   # (DynamicLayer's would concatenate to count)
     def crop_to(self, n:int):
         "Keep the first `n` positions (the pool's contents stay; only the length changes)"
         self.n = n
 
-    def _point(self): # (re)bind the views after the pool grew
+    def _point(self): # (re)bind the views of the slot's own positions after the pool grew
         self._k = self.pool.k[self.layer][self.slot:self.slot+1]
         self._v = self.pool.v[self.layer][self.slot:self.slot+1]
 
@@ -43,21 +56,33 @@ class SlotLayer(GrowingLayer):
 
 # %% ../nbs/13_batch.ipynb #616afff2
 class SlotPool:
-    "Keys and values of `slots` sequences that share a prefix, one slot per sequence"
+    "Keys and values of `slots` sequences that share a prefix: the prefix stored once, each slot's own positions apart"
+    prefix_once = True          # the prefix's keys/values are held once for all slots, not once per slot
     def __init__(self, prefix:Prefix, # the demos' prefix (every slot starts with it)
                  slots:int, # sequences in flight
-                 capacity:int|None=None, # positions per slot (default: prefix + 1024; grows when needed)
+                 capacity:int|None=None, # positions per slot, prefix included (default: prefix + 1024; grows)
                 ):
-        layers = [l for l in prefix.cache.layers]
+        layers, P = list(prefix.cache.layers), len(prefix)
         if not layers or not all(l.is_initialized for l in layers):
             raise ValueError("the prefix must hold at least one token")
-        self.prefix, self.slots, self.n_prefix = prefix, slots, len(prefix)
-        self.capacity = capacity or self.n_prefix + 1024
-        self.k = [l.keys.new_zeros(slots, *l.keys.shape[1:2], self.capacity, l.keys.shape[-1]) for l in layers]
-        self.v = [l.values.new_zeros(slots, *l.values.shape[1:2], self.capacity, l.values.shape[-1]) for l in layers]
-        for k, v, l in zip(self.k, self.v, layers): k[:, :, :self.n_prefix], v[:, :, :self.n_prefix] = l.keys, l.values
+        if any(l.keys.shape[-2] != P for l in layers):           # e.g. a sliding-window layer keeps only its window
+            raise ValueError(f"every layer of the prefix's cache must hold its {P} positions")
+        self.prefix, self.slots, self.n_prefix = prefix, slots, P
+        self.capacity = capacity or P + 1024
+        if self.capacity <= P + 1: raise ValueError(f"capacity {self.capacity} leaves no position after the prefix")
+        self.prefix_k, self.prefix_v = [l.keys for l in layers], [l.values for l in layers]   # shared, never written
+        self.k = [self._buffer(l.keys, self.capacity) for l in layers]
+        self.v = [self._buffer(l.values, self.capacity) for l in layers]
         self.caches = [self._cache(s) for s in range(slots)]
         self.graph = None       # the captured decode step (CUDA), made on first use and dropped when the pool grows
+
+    def _buffer(self, like:torch.Tensor, cap:int)->torch.Tensor:
+        "Zeros for every slot's own positions P..cap-1, heads and head size of `like`"
+        return like.new_zeros(self.slots, like.shape[1], cap - self.n_prefix, like.shape[-1])
+    def _moved(self, own:torch.Tensor, cap:int)->torch.Tensor:
+        "A layer's own positions moved into a buffer of `cap` positions per slot"
+        new = self._buffer(own, cap); new[:, :, :own.shape[2]] = own
+        return new
 
     def _cache(self, slot:int)->DynamicCache:
         c = DynamicCache(); c.layers = [SlotLayer(self, i, slot) for i in range(len(self.k))]
@@ -71,8 +96,8 @@ class SlotPool:
 
     @property
     def nbytes(self)->int:
-        "Bytes held by the keys and values of all slots"
-        return sum(t.numel() * t.element_size() for t in self.k + self.v)
+        "Bytes of keys and values the pool holds: the shared prefix once, every slot's own positions"
+        return sum(t.numel() * t.element_size() for t in self.prefix_k + self.prefix_v + self.k + self.v)
     def __repr__(self):
         return f"SlotPool({self.slots} slots × {self.capacity} positions, {self.nbytes / 2**20:.0f} MiB)"
 
@@ -86,10 +111,8 @@ def grow(self:SlotPool, need:int):
 
 @patch
 def _grow_layer(self:SlotPool, i:int, cap:int):
-    "Move layer `i` into buffers of `cap` positions; the old ones are freed before the next layer grows"
-    for buf in (self.k, self.v):
-        new = buf[i].new_zeros(*buf[i].shape[:2], cap, buf[i].shape[-1])
-        new[:, :, :self.capacity] = buf[i]; buf[i] = new
+    "Move layer `i`'s own positions into buffers of `cap` positions; the old ones are freed before the next layer grows"
+    for buf in (self.k, self.v): buf[i] = self._moved(buf[i], cap)
     for c in self.caches: c.layers[i]._point()
 
 # %% ../nbs/13_batch.ipynb #f42df20b
@@ -149,7 +172,7 @@ def submit(self:BatchEngine, sess:SlotSession)->torch.Tensor:
     return Session._forward(sess)                                   # alone: exactly the one-question engine
 
 # %% ../nbs/13_batch.ipynb #45619cf9
-class _Step(threading.local): pos, rows, last, shared = None, None, None, 0
+class _Step(threading.local): pos, rows, last, prefix = None, None, None, None
 _STEP = _Step()
 _BATCH_IMPL = 'etc_nb_batch'
 
@@ -163,11 +186,12 @@ def _shared_matmul(x:torch.Tensor, # (b, kv, g, n): b rows, g query heads per KV
 # %% ../nbs/13_batch.ipynb #1ee9ca1e
 def _batch_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, softcap=None,
                      sliding_window=None, **kwargs):
-    "Per-row causal attention over each row's slot positions [0, pos], the shared prefix read once"
-    b, H, _, d = query.shape; kv, L = key.shape[1], key.shape[2]; P = _STEP.shared
+    "Per-row causal attention over positions [0, pos]: the shared prefix, read once, then each row's own positions"
+    pk, pv = (t[module.layer_idx][0] for t in _STEP.prefix)       # (kv, P, d): the prefix, stored once
+    b, H, _, d = query.shape; kv, P = key.shape[1], pk.shape[-2]; L = P + key.shape[2]
     q = query.reshape(b, kv, H // kv, d).float()
-    s = torch.cat([_shared_matmul(q, key[0, :, :P].float().transpose(-1, -2)),      # the prefix: keys of slot 0
-                   torch.matmul(q, key[:, :, P:].float().transpose(-1, -2))], -1)  # each row's own positions
+    s = torch.cat([_shared_matmul(q, pk.float().transpose(-1, -2)),                  # the prefix, for every row
+                   torch.matmul(q, key.float().transpose(-1, -2))], -1)            # each row's own positions
     s = s * (scaling if scaling is not None else d ** -0.5)
     if softcap is not None: s = torch.tanh(s / softcap) * softcap
     kpos, qpos = torch.arange(L, device=s.device), _STEP.pos[:b, None, None, None]
@@ -177,34 +201,34 @@ def _batch_attention(module, query, key, value, attention_mask, scaling=None, dr
     if module is _STEP.last: _STEP.rows = p.view(b, H, L)            # the last layer's probabilities are kept
     # in bf16 the two partial products are each rounded before the sum: one rounding more than one product, no copy
     p = p.to(value.dtype)
-    out = _shared_matmul(p[..., :P], value[0, :, :P]) + torch.matmul(p[..., P:], value[:, :, P:])
+    out = _shared_matmul(p[..., :P], pv) + torch.matmul(p[..., P:], value)
     return out.reshape(b, H, 1, d).transpose(1, 2).contiguous(), None
 
 # %% ../nbs/13_batch.ipynb #56fd92e1
 class _StepCache(DynamicCache):
     "The pool seen by one batched step: writes each row's key/value at its own position, returns the slots' keys"
-    def __init__(self, pool:SlotPool, rows:int, L:int):
-        super().__init__(); self.pool, self.b, self.L = pool, rows, L
-        self.r = torch.arange(rows, device=pool.k[0].device)
+    def __init__(self, pool:SlotPool, rows:int, L:int, pos:torch.Tensor):
+        super().__init__(); self.pool, self.b, self.own = pool, rows, L - pool.n_prefix
+        self.r, self.at = torch.arange(rows, device=pos.device), pos - pool.n_prefix   # each row's own index
     def update(self, key_states, value_states, layer_idx, *args, **kwargs):
-        "Write the rows' keys/values at their positions; return the slots' keys/values [0, L)"
-        k, v, pos = self.pool.k[layer_idx], self.pool.v[layer_idx], _STEP.pos
-        k[self.r, :, pos] = key_states[:, :, 0]; v[self.r, :, pos] = value_states[:, :, 0]
-        return k[:self.b, :, :self.L], v[:self.b, :, :self.L]
+        "Write the rows' keys/values at their positions; return the slots' own keys/values [P, L)"
+        k, v = self.pool.k[layer_idx], self.pool.v[layer_idx]
+        k[self.r, :, self.at] = key_states[:, :, 0]; v[self.r, :, self.at] = value_states[:, :, 0]
+        return k[:self.b, :, :self.own], v[:self.b, :, :self.own]
     def get_seq_length(self, layer_idx=0)->int:
-        "Positions before the step's new token (of the longest row)"
-        return self.L - 1
+        "Positions before the step's new token (of the longest row), the prefix's included"
+        return self.pool.n_prefix + self.own - 1
 
 # %% ../nbs/13_batch.ipynb #a2cf86d5
 def _run_step(pool:SlotPool, eng, ids:torch.Tensor, pos:torch.Tensor, b:int, L:int)->tuple:
     "The forward over pool rows [0, b), keys [0, L): logits (b, vocab), signals (b, 5)|None, last-layer rows|None"
     model = eng.model; cfg, saved = model.config, model.config._attn_implementation
-    _STEP.pos, _STEP.shared, _STEP.rows, _STEP.last = pos, pool.n_prefix, None, eng.hooked
+    _STEP.pos, _STEP.prefix, _STEP.rows, _STEP.last = pos, (pool.prefix_k, pool.prefix_v), None, eng.hooked
     AttentionInterface.register(_BATCH_IMPL, _batch_attention)     # (again: a reloaded module brings its own `_STEP`)
     cfg._attn_implementation_internal = _BATCH_IMPL
-    try: out = model(ids, position_ids=pos[:, None], **{eng.cache_kw: _StepCache(pool, b, L)}, use_cache=True,
+    try: out = model(ids, position_ids=pos[:, None], **{eng.cache_kw: _StepCache(pool, b, L, pos)}, use_cache=True,
                      logits_to_keep=1)
-    finally: cfg._attn_implementation_internal = saved; _STEP.pos = _STEP.last = None
+    finally: cfg._attn_implementation_internal = saved; _STEP.pos = _STEP.last = _STEP.prefix = None
     rows, _STEP.rows = _STEP.rows, None
     logits = out.logits[:, -1]
     return logits, (choose_signals(logits) if eng.processors is None else None), rows
@@ -225,8 +249,8 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
     if L > pool.capacity - 1: pool.grow(L + 1)             # (before the positions: idle rows write at the last one)
     b = pool.slots if graph else max(s.slot for s in sessions) + 1
     ids = torch.zeros(b, 1, dtype=torch.long)
-    pos = (torch.full((b,), pool.capacity - 1) if graph
-           else torch.tensor([pool.caches[i].layers[0].n for i in range(b)]))
+    pos = (torch.full((b,), pool.capacity - 1) if graph    # idle rows write past their sequence, after the prefix
+           else torch.tensor([max(pool.caches[i].layers[0].n, pool.n_prefix) for i in range(b)]))
     for s in sessions: ids[s.slot, 0], pos[s.slot] = s.ids[s.n_cached], s.n_cached
     if graph:
         if pool.graph is None: pool.graph = CudaGraphStep(pool, eng)

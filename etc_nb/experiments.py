@@ -12,19 +12,21 @@ __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'SWEEPS', 'GRIDS', 'REFERENCE_M
 
 # %% ../nbs/22_experiments.ipynb #9c2c234f
 import functools, json, subprocess
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
 from pathlib import Path
 import pandas as pd
 from fastcore.script import store_true
 from .core import (Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked,
                          project_root, results_dir)
 from .data import DATASETS, DOWNLOADS, MANUAL, load_dataset
-from .lm import model_name, model_slug
+from .lm import Compute, model_name, model_slug
 from .loop import LABEL_DATASETS, method_config, score_prediction
 from .prompts import ANSWER_PHRASE
 from .pipeline import corpus_path
 from .runs import read_compute, read_results, read_traces, summary_table, write_results
 from .runner import cli_command, run
+from .scale import ray_workers
 
 # %% ../nbs/22_experiments.ipynb #e4af1c71
 @dataclass(frozen=True)
@@ -189,12 +191,13 @@ def run_job(model:str, # model name or Hugging Face id
                                  # runs/experiments-limit<k>/)
             runs:str|None=None, # the run folders' root under runs/ (default: `runs_root(limit, corpus)`)
             corpus:str|None=None, # an open corpus to retrieve from (`etc_nb.pipeline.corpus_path`); None: closed
+            compute:Compute|None=None, # dtype, attention kernel, fp32 logits (`etc_nb.lm.Compute`; None: defaults)
            )->pd.DataFrame: # the run's summary
     "Answer a job's questions into its run folder (resumable)"
     r = ROWS[j.row]; start, n = r.slice(j.split)
     return run(r.dataset, j.method, min(n, limit or n), model, _run_folder(model, j, limit, runs, corpus),
                r.variant_of(j.split), progress=progress, batch_size=batch_size, workers=workers, start=start,
-               prompt_format=j.prompt_format, corpus=corpus, **dict(j.params))
+               prompt_format=j.prompt_format, corpus=corpus, **asdict(compute or Compute()), **dict(j.params))
 
 def _run_folder(model:str, j:Job, limit, runs, corpus=None)->Path:
     return j.folder(model, runs or runs_root(limit, corpus))
@@ -209,6 +212,7 @@ def job_command(model:str, # model name or Hugging Face id
                 limit:int|None=None, # as in `run_job`
                 runs:str|None=None, # as in `run_job`
                 corpus:str|None=None, # as in `run_job`
+                compute:Compute|None=None, # as in `run_job`
                )->list: # argv: `cli_command()` then the flags
     "The `etc_nb_run` command that answers a job into the run folder `run_job` uses"
     if bad := [k for k, _ in j.params if k not in RUN_FLAGS]:
@@ -218,7 +222,7 @@ def job_command(model:str, # model name or Hugging Face id
            '--n', str(min(n, limit or n)), '--start', str(start), '--model', model,
            '--out', str(_run_folder(model, j, limit, runs, corpus)), '--prompt-format', j.prompt_format]
     cmd += [a for k, v in j.params for a in (f"--{k.replace('_', '-')}", str(v))]
-    cmd += ['--corpus', str(corpus)] if corpus else []
+    cmd += (['--corpus', str(corpus)] if corpus else []) + (compute or Compute()).flags()
     return (cli_command() + cmd + (['--batch-size', str(batch_size)] if batch_size else []) +
             (['--workers', str(workers)] if workers else []))
 
@@ -521,7 +525,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
                    prompt_formats:str='raw', # backbone: comma-separated prompt formats to compare (raw, chat); others:
                                              # the format used
                    batch_size:int=None, # questions decoded together (default: the runner's)
-                   workers:int=None, # Ray workers per job (default: in this process)
+                   workers:int=None, # Ray workers for the whole experiment (one pool; default: in this process)
                    limit:int=None, # answer only each job's first LIMIT questions (a quick check)
                    export_only:store_true=False, # only rewrite data/results/<experiment>/<model>/ from the run folders
                    methods:str=None, # comma-separated methods to run, in this order (default: every one of the
@@ -529,9 +533,13 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
                    # retrieve from this corpus instead of each row's closed corpus: a DPR TSV, a JSONL of
                    # {id, title, text}, a corpus folder, or wikipedia; results in data/results/<experiment>-<corpus>/
                    corpus:str=None,
+                   dtype:str=None, # the model's dtype: bfloat16, float16 or float32 (default: bfloat16 on CUDA, else float32)
+                   attn_implementation:str=None, # attention kernel: eager, sdpa or flash_attention_2 (default: the model's)
+                   fp32_logits:store_true=False, # compute the output layer in fp32 (entropies from fp32 logits)
                   ):
     "Run an experiment's jobs (resumable) and export its results after each one (console script `etc_nb_experiment`)"
     if experiment is None: raise UsageError(f"give --experiment: one of {', '.join(EXPERIMENTS)}")
+    compute = Compute(dtype, attn_implementation, fp32_logits)
     if corpus is not None: corpus_path(corpus)                           # (a corpus that is not there: said first)
     model = model_name(model)
     rows = [r.strip() for r in rows.split(',')] if rows else None
@@ -545,14 +553,15 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     k = 0 if limit else sum(restore_runs(experiment_name(e, corpus), model, jobs, runs)
                             for e in dict.fromkeys([experiment, *EXPERIMENTS]))
     if k: print(f"{k} run folder(s) restored from data/results/*/{model_slug(model)}/")
-    for i, j in enumerate(jobs if not export_only else []):
-        print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)
-        f = _run_folder(model, j, limit, None, corpus)/'traces.jsonl'
-        size = lambda: f.stat().st_size if f.exists() else -1; before = size()
-        try: run_job(model, j, batch_size, workers or 0, progress=True, limit=limit, corpus=corpus)
-        except Busy as e: print(f"    skipped: {e}", flush=True); continue   # another queue is answering this job
-        if not limit and size() != before:             # (a finished job adds nothing to export)
-            export_experiment(experiment, model, jobs, out, runs)
+    with ray_workers(model, workers, compute=compute) if workers and not export_only else nullcontext():
+        for i, j in enumerate(jobs if not export_only else []):     # (one pool of Ray workers for every job)
+            print(f"[{i + 1}/{len(jobs)}] {j.row}/{j.split} {j.name}", flush=True)
+            f = _run_folder(model, j, limit, None, corpus)/'traces.jsonl'
+            size = lambda: f.stat().st_size if f.exists() else -1; before = size()
+            try: run_job(model, j, batch_size, workers or 0, progress=True, limit=limit, corpus=corpus, compute=compute)
+            except Busy as e: print(f"    skipped: {e}", flush=True); continue   # another queue is answering this job
+            if not limit and size() != before:             # (a finished job adds nothing to export)
+                export_experiment(experiment, model, jobs, out, runs)
     if not limit: print(f"-> {export_experiment(experiment, model, jobs, out, runs)}")
 
 # %% ../nbs/22_experiments.ipynb #de18587f
@@ -564,11 +573,12 @@ def run_experiment(experiment:str, # one of `EXPERIMENTS`
                    workers:int|None=None, # Ray actors per job (e.g. one per GPU); None: in the job's process
                    dry_run:bool=False, # only return the commands
                    corpus:str|None=None, # an open corpus to retrieve from (as `etc_nb_experiment --corpus`)
+                   compute:Compute|None=None, # dtype, attention kernel, fp32 logits (`etc_nb.lm.Compute`)
                   )->Path|list: # the results folder (or, with `dry_run`, the commands)
     "Run an experiment's jobs with a model, one resumable `etc_nb_run` each, then export its results"
     if corpus is not None: corpus_path(corpus)
     jobs = [j for j in experiment_jobs(experiment, model, rows, corpus=corpus) if not methods or j.method in methods]
-    cmds = [job_command(model, j, batch_size=batch_size, workers=workers, corpus=corpus) for j in jobs]
+    cmds = [job_command(model, j, batch_size=batch_size, workers=workers, corpus=corpus, compute=compute) for j in jobs]
     if dry_run: return cmds
     for c in cmds: subprocess.run(c, check=True)
     return export_experiment(experiment, model, jobs, experiment_dir(experiment_name(experiment, corpus), model),

@@ -17,7 +17,7 @@ from .core import UsageError, benchmark_file, cache_dir, check_args, data_dirs
 from .corpus import Corpus, from_paragraphs, prepare_corpus
 from .data import DATASETS, DOWNLOADS, dataset_paragraphs, resolve_variant
 from .engine import Engine
-from .lm import load_lm, model_name
+from .lm import Compute, load_lm, model_name
 from .loop import Loop, MethodConfig
 from .prompts import PROMPT_FORMATS, get_prompt, in_format
 from .analyzer import EnglishAnalyzer
@@ -126,11 +126,13 @@ def bm25_backend(corpus:Corpus, # the corpus a run searches
 
 # %% ../nbs/15_pipeline.ipynb #3be088ae
 @functools.cache
-def _engine(model:str)->Engine: return Engine(*load_lm(model))
+def _engine(model:str, compute:Compute)->Engine: return Engine(*load_lm(model, compute=compute))
 
-def get_engine(model:str|None=None)->Engine:
-    "The process's engine for `model` (loaded once; attention rows on)"
-    return _engine(model_name(model))
+def get_engine(model:str|None=None, # model name (default: $ETC_NB_MODEL or the bundled SmolLM2-135M)
+               compute:Compute|None=None, # dtype, attention kernel, fp32 logits (default: `Compute()`)
+              )->Engine:
+    "The process's engine for `model` computing as `compute` (loaded once; attention rows on)"
+    return _engine(model_name(model), compute or Compute())
 
 # %% ../nbs/15_pipeline.ipynb #a8d2c6e1
 def check_prompt_format(prompt_format:str): # 'raw' or 'chat'
@@ -140,8 +142,9 @@ def check_prompt_format(prompt_format:str): # 'raw' or 'chat'
 
 # %% ../nbs/15_pipeline.ipynb #6b33b154
 @functools.cache
-def _loop(dataset:str, model:str, variant:str, prompt_format:str, corpus:str|None=None, retriever:str='bm25')->Loop:
-    corpus, engine = run_corpus(dataset, variant, corpus), get_engine(model)
+def _loop(dataset:str, model:str, variant:str, prompt_format:str, corpus:str|None=None, retriever:str='bm25',
+          compute:Compute|None=None)->Loop:
+    corpus, engine = run_corpus(dataset, variant, corpus), get_engine(model, compute)
     try: prompt = in_format(get_prompt(dataset), prompt_format, engine.tok)
     except ValueError as e: raise UsageError(str(e)) from None       # e.g. a base model without a chat template
     return Loop(engine, prompt, {'bm25': bm25_backend(corpus, retriever), 'dense': lambda: dense_retriever(corpus)},
@@ -153,11 +156,12 @@ def get_loop(dataset:str='2wikimultihopqa', # dataset (its prompt and closed cor
              prompt_format:str='raw', # 'raw' (the papers' few-shot text) or 'chat' (one user turn of its chat template)
              corpus:str|Path|None=None, # search this open corpus (`corpus_path`) instead of the closed one
              retriever:str='bm25', # the BM25 backend: 'bm25' (embedded) or 'lucene'
+             compute:Compute|None=None, # how the model computes (`02_lm`); default `Compute()`
             )->Loop:
     "The process's loop for a dataset and model: engine, demos prefix, BM25 over its corpus (+ dense on demand)"
     check_prompt_format(prompt_format); check_retriever(retriever)
     return _loop(dataset, model_name(model), variant_name(dataset, variant), prompt_format,
-                 None if corpus is None else str(corpus), retriever)
+                 None if corpus is None else str(corpus), retriever, compute or Compute())
 
 # %% ../nbs/15_pipeline.ipynb #146201e4
 def default_batch_size(device=None)->int: # 32 on CUDA, 8 on a CPU

@@ -8,13 +8,14 @@ __all__ = ['run', 'run_cli', 'cli_command']
 # %% ../nbs/17_runner.ipynb #b5efce0e
 import json, time
 from pathlib import Path
-import numpy as np, pandas as pd
+import numpy as np, pandas as pd, torch
 from fastcore.script import store_true
 from tqdm.auto import tqdm
 from .core import UsageError, check_args, console_script, hold_run_folder, script_command
 from .data import load_dataset
-from .lm import check_model
+from .lm import Compute, check_model
 from .loop import Loop, MethodConfig
+from .memory import check_memory, memory_plan
 from .runs import (check_config, default_out, in_run_order, log_compute, method_configs, read_traces, run_config,
                          summary_table)
 from .pipeline import (answer_questions, check_prompt_format, check_retriever, corpus_path, corpus_variant,
@@ -49,6 +50,31 @@ def _default_out(*args, corpus_name:str|None=None)->Path:
     out = default_out(*args)
     return out.with_name(f"{out.name}_{corpus_name}") if corpus_name else out
 
+# %% ../nbs/17_runner.ipynb #cd5eacd4
+def _batch_to_run(loop:Loop, batch_size:int|None, progress:bool, n:int=2**31)->tuple: # (batch size, `MemoryPlan`|None)
+    bs = min(batch_size or default_batch_size(loop.engine.device), n)          # (no more slots than questions)
+    if bs == 1: return 1, None
+    plan = memory_plan(loop.engine.model, len(loop.prefix), bs)
+    if loop.engine.device.type == 'cuda':
+        if (fit := check_memory(plan, asked=batch_size is not None)) != bs:
+            if progress: print(f"{plan.line()}; running the largest batch that fits, {fit}")
+            plan = memory_plan(loop.engine.model, len(loop.prefix), fit)
+        torch.cuda.reset_peak_memory_stats(loop.engine.device)
+    if progress: print(plan.line())
+    return plan.slots, plan
+
+def _log_failures(out:Path, failures:list): # questions a Ray worker ran out of CUDA memory on twice, to failures.jsonl
+    if not failures: return
+    with open(out/'failures.jsonl', 'a', encoding='utf-8') as g: g.writelines(json.dumps(x) + '\n' for x in failures)
+    print(f"{len(failures)} question(s) ran out of CUDA memory twice: {out/'failures.jsonl'} (a rerun answers them)")
+
+def _log_memory(out:Path, loop:Loop, plan): # the plan's total and the measured peak, to compute.jsonl
+    if plan is None: return
+    cuda = loop.engine.device.type == 'cuda'
+    peak = torch.cuda.max_memory_allocated(loop.engine.device) if cuda else None
+    with open(out/'compute.jsonl', 'a', encoding='utf-8') as f:
+        f.write(json.dumps({'memory': {'plan_bytes': plan.total, 'peak_bytes': peak, 'batch_size': plan.slots}}) + '\n')
+
 # %% ../nbs/17_runner.ipynb #2caa26e8
 def run(dataset:str='2wikimultihopqa', # dataset name
         method:str|list='etc', # a method, a comma-separated list, or a list
@@ -67,10 +93,14 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         prompt_format:str='raw', # 'raw' (the papers' few-shot text) or 'chat' (one user turn of the model's template)
         corpus:str|Path|None=None, # search this corpus (`etc_nb.pipeline.corpus_path`); None: the closed corpus
         retriever:str='bm25', # the BM25 backend: 'bm25' (etc_nb's embedded index) or 'lucene' (real Lucene)
+        dtype:str|None=None, # the model's dtype: bfloat16, float16, float32 (None: bf16 on CUDA, fp32 on a CPU)
+        attn_implementation:str|None=None, # eager, sdpa, flash_attention_2 (None: the model's default)
+        fp32_logits:bool=False, # compute the output layer in fp32: entropies from fp32 logits (`02_lm`)
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
     methods, model, corpus = _split_methods(method), check_model(model), _corpus_arg(corpus)             # names
+    compute = Compute(dtype, attn_implementation, fp32_logits)
     variant = corpus_variant(dataset, variant) if corpus is None else variant_name(dataset, variant)
     check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard, start=start)           # numbers
     check_prompt_format(prompt_format); check_retriever(retriever)
@@ -84,9 +114,9 @@ def run(dataset:str='2wikimultihopqa', # dataset name
     out = Path(out) if out else _default_out(dataset, methods, n, part.shard if shard else None, start, prompt_format,
                                              corpus_name=searched.name if corpus else None)
     with hold_run_folder(out):   # one process per run folder, taken before the model loads: a second one gets `Busy`
-        loop = (RunPlan(dataset, model, variant, prompt_format, corpus, retriever) if workers else  # (a Ray driver
-                get_loop(dataset, model, variant, prompt_format, corpus, retriever))                 # loads no model)
-        cfg = run_config(loop, cfgs, questions, n, seed, debug, start)
+        loop = (RunPlan(dataset, model, variant, prompt_format, corpus, retriever, compute) if workers else
+                get_loop(dataset, model, variant, prompt_format, corpus, retriever, compute))   # (a Ray driver loads none)
+        cfg = run_config(loop, cfgs, questions, n, seed, debug, start, compute)
         if shard: questions = part; cfg['shard'] = part.shard
         check_config(out, cfg)
         c = loop.corpus
@@ -96,15 +126,17 @@ def run(dataset:str='2wikimultihopqa', # dataset name
                            f"({c['size']:,} passages, {c['fingerprint']}) · model {loop.model} · "
                            f"{', '.join(cfgs)} -> {out}")
         done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
-        if len(done) < len(questions) * len(cfgs): log_compute(out, loop, len(done))
+        if left := len(done) < len(questions) * len(cfgs): log_compute(out, loop, len(done))
+        bs, plan = _batch_to_run(loop, batch_size, progress, len(questions)) if left and not workers else (1, None)
         with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
             if workers:
+                failures = []
                 answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress,
-                              batch_size=batch_size)
+                              batch_size=batch_size, failures=failures)
+                _log_failures(out, failures)
             else:
-                for m in cfgs.values():
-                    _run_method(loop, m, questions, done, f, debug, progress,
-                                batch_size or default_batch_size(loop.engine.device))
+                for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, bs)
+        _log_memory(out, loop, plan)
         table = summary_table(in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))
         table.to_csv(out/'summary.csv')
     return table
@@ -139,13 +171,17 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
             # {id, title, text}, a corpus folder, or wikipedia (<data dir>/wikipedia/psgs_w100.tsv)
             corpus:str=None,
             retriever:str='bm25', # BM25 backend: bm25 (etc_nb's embedded index) or lucene (real Lucene; needs Java)
+            dtype:str=None, # the model's dtype: bfloat16, float16 or float32 (default: bfloat16 on CUDA, float32 on a CPU)
+            attn_implementation:str=None, # attention kernel: eager, sdpa or flash_attention_2 (default: the model's)
+            fp32_logits:store_true=False, # compute the output layer in fp32, so entropies come from fp32 logits
            ):
     "Run dynamic-RAG methods on a dataset slice; resumable; prints the summary table (console script `etc_nb_run`)"
     over = {k: v for k, v in dict(alpha=alpha, theta=theta, tau=tau, top_n=top_n, max_retrievals=max_retrievals).items()
             if v is not None}
     table = run(dataset, method, n, model, out, variant, seed, debug, batch_size=batch_size, shard=shard,
                 workers=workers or 0, ray_address=ray_address, start=start, prompt_format=prompt_format,
-                corpus=corpus, retriever=retriever, **over)
+                corpus=corpus, retriever=retriever, dtype=dtype, attn_implementation=attn_implementation,
+                fp32_logits=fp32_logits, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
 
 # %% ../nbs/17_runner.ipynb #f456e57f

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 from .core import DataError, UsageError, check_args, is_bundled, project_root, write_jsonl_gz
 from .evaluation import efficiency_table
-from .lm import compute_note
+from .lm import Compute, compute_note
 from .loop import METHODS, Loop, MethodConfig, method_config, method_definitions, trigger_params
 
 # %% ../nbs/14_runs.ipynb #4e0af07b
@@ -57,14 +57,16 @@ def method_configs(dataset:str, # dataset name (thresholds, top-n)
             for m in methods}
 
 # %% ../nbs/14_runs.ipynb #faedcae5
-def run_config(loop:Loop, methods:dict, questions, n:int|None, seed:int|None, debug:bool, start:int=0)->dict:
+def run_config(loop:Loop, methods:dict, questions, n:int|None, seed:int|None, debug:bool, start:int=0,
+               compute:Compute|None=None)->dict:
     "Everything that identifies a run"
     p = loop.prompt
     bundled = {'data': 'bundled sample (data/bundled), not the benchmark'} if is_bundled(questions.path) else {}
     return dict(dataset=loop.dataset, variant=questions.variant, **bundled, n=n, start=start, seed=seed,
                 model=loop.model, corpus=loop.corpus,
                 prompt=dict(preset=p.preset, format=loop.prompt_format, fewshot=p.fewshot, max_length=p.max_length),
-                debug=debug, methods={k: {**m.to_dict(), 'hash': m.hash} for k, m in methods.items()})
+                debug=debug, methods={k: {**m.to_dict(), 'hash': m.hash} for k, m in methods.items()},
+                compute=(compute or Compute()).record())
 
 # %% ../nbs/14_runs.ipynb #6f6549de
 def config_diff(a, # the configuration on disk
@@ -88,6 +90,7 @@ def check_config(out:Path, # the run folder
     if f.exists():
         old, new = json.loads(f.read_text()), json.loads(json.dumps(cfg))
         old.setdefault('start', 0); old.get('prompt', {}).setdefault('format', 'raw')   # written before these keys
+        if 'compute' in new: old.setdefault('compute', Compute().record())          # (were: the defaults)
         if keys is not None: old, new = ({k: c.get(k) for k in keys} for c in (old, new))
         if d := config_diff(old, new):
             more = ' ...' if len(d) > 4 else ''
