@@ -172,7 +172,7 @@ def submit(self:BatchEngine, sess:SlotSession)->torch.Tensor:
     return Session._forward(sess)                                   # alone: exactly the one-question engine
 
 # %% ../nbs/13_batch.ipynb #45619cf9
-class _Step(threading.local): pos, rows, last, prefix = None, None, None, None
+class _Step(threading.local): pos, rows, last, prefix, layer = None, None, None, None, 0
 _STEP = _Step()
 _BATCH_IMPL = 'etc_nb_batch'
 
@@ -187,7 +187,7 @@ def _shared_matmul(x:torch.Tensor, # (b, kv, g, n): b rows, g query heads per KV
 def _batch_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, softcap=None,
                      sliding_window=None, **kwargs):
     "Per-row causal attention over positions [0, pos]: the shared prefix, read once, then each row's own positions"
-    pk, pv = (t[module.layer_idx][0] for t in _STEP.prefix)       # (kv, P, d): the prefix, stored once
+    pk, pv = (t[_STEP.layer][0] for t in _STEP.prefix)            # (kv, P, d): the prefix of the layer being updated
     b, H, _, d = query.shape; kv, P = key.shape[1], pk.shape[-2]; L = P + key.shape[2]
     q = query.reshape(b, kv, H // kv, d).float()
     s = torch.cat([_shared_matmul(q, pk.float().transpose(-1, -2)),                  # the prefix, for every row
@@ -212,8 +212,8 @@ class _StepCache(DynamicCache):
         self.r, self.at = torch.arange(rows, device=pos.device), pos - pool.n_prefix   # each row's own index
     def update(self, key_states, value_states, layer_idx, *args, **kwargs):
         "Write the rows' keys/values at their positions; return the slots' own keys/values [P, L)"
-        k, v = self.pool.k[layer_idx], self.pool.v[layer_idx]
-        k[self.r, :, self.at] = key_states[:, :, 0]; v[self.r, :, self.at] = value_states[:, :, 0]
+        k, v = self.pool.k[layer_idx], self.pool.v[layer_idx]; _STEP.layer = layer_idx   # (the cache's index, not the
+        k[self.r, :, self.at] = key_states[:, :, 0]; v[self.r, :, self.at] = value_states[:, :, 0]  # module's: shared)
         return k[:self.b, :, :self.own], v[:self.b, :, :self.own]
     def get_seq_length(self, layer_idx=0)->int:
         "Positions before the step's new token (of the longest row), the prefix's included"

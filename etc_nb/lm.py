@@ -160,7 +160,8 @@ def compute_note(model)->dict: # torch, dtype, device, and the CPU (with its bf1
     if dev.type == 'cuda': return d | dict(gpu=torch.cuda.get_device_name(dev))
     d |= dict(cpu=_cpu_name(), cpu_capability=torch.backends.cpu.get_cpu_capability())
     if w.dtype == torch.bfloat16:
-        d['bf16'] = 'emulated' if any(hasattr(m, 'weight32') for m in model.modules()) else 'native'
+        d['bf16'] = 'emulated' if any(getattr(m.forward, '__func__', None) is _fp32_linear for m in model.modules()
+                                      if isinstance(m, torch.nn.Linear)) else 'native'
     return d
 
 # %% ../nbs/02_lm.ipynb #809cc849

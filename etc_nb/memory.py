@@ -52,9 +52,12 @@ def workspace_bytes(model, # the model
 HEADROOM = 0.05 # of the device's total memory (at least 1 GiB) kept free for the CUDA context and fragmentation
 
 def free_bytes(device:torch.device)->tuple: # (free, total) bytes
-    "Free and total memory of `device` (a CPU: MemAvailable and MemTotal)"
-    if device.type == 'cuda': return torch.cuda.mem_get_info(device)
-    info = dict(l.split(':', 1) for l in open('/proc/meminfo').read().splitlines() if ':' in l)
+    "Free and total memory of `device` (CUDA: with what torch's allocator holds unused; a CPU: MemAvailable, MemTotal)"
+    if device.type == 'cuda':
+        free, total = torch.cuda.mem_get_info(device)         # the allocator's cached blocks (a freed pool) are reusable
+        return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device), total
+    try: info = dict(l.split(':', 1) for l in open('/proc/meminfo').read().splitlines() if ':' in l)
+    except OSError: return [os.sysconf(k) * os.sysconf('SC_PAGE_SIZE') for k in ('SC_AVPHYS_PAGES', 'SC_PHYS_PAGES')]
     kb = lambda k: int(info[k].split()[0]) * 1024
     return kb('MemAvailable'), kb('MemTotal')
 
@@ -72,7 +75,7 @@ class MemoryPlan:
         g = lambda b: f"{b / 2**30:.2f}"
         return (f"memory plan ({self.device}, B = {self.slots}): weights {g(self.weights)} + prefix {g(self.prefix)} + "
                 f"{self.slots} × {g(self.kv_per_slot)} KV + workspace {g(self.workspace)} = {g(self.total)} GiB; "
-                f"{g(self.free)} GiB free after the weights, {g(self.headroom)} kept: "
+                f"{g(self.free)} GiB free after the weights and prefix, {g(self.headroom)} kept: "
                 f"{'fits' if self.fits else 'does NOT fit'} (largest batch {self.largest_batch}; "
                 f"a doubled pool adds {g(self.grow_per_slot)} per slot)")
 
@@ -81,17 +84,17 @@ def memory_plan(model, # the loaded model (its weights are on the device)
                 n_prefix:int, # positions of the demos' prefix
                 slots:int, # the batch size asked for
                 capacity:int|None=None, # positions per slot (default: `SlotPool`'s, prefix + 1,024)
-                free:int|None=None, # free bytes after the weights (default: the device's, `free_bytes`)
+                free:int|None=None, # free bytes after the weights and the prefix (default: the device's, `free_bytes`)
                 total:int|None=None, # the device's total bytes (default: the device's)
                )->MemoryPlan:
     "The memory a batched run of `slots` questions needs, and the largest batch that fits"
     dev = next(model.parameters()).device; cap = capacity or n_prefix + 1024
     if free is None or total is None: f, t = free_bytes(dev); free, total = free or f, total or t
     once, per = getattr(SlotPool, 'prefix_once', False), kv_bytes_per_position(model)
-    prefix = per * n_prefix if once else 0
+    prefix = per * n_prefix if once else 0                          # (held by the demos' cache: already not free)
     slot = per * (cap - n_prefix if once else cap)
     headroom = max(int(HEADROOM * total), 2**30)
-    need = lambda b: prefix + b * slot + workspace_bytes(model, b, cap, n_prefix)
+    need = lambda b: b * slot + workspace_bytes(model, b, cap, n_prefix)
     largest = 0
     while largest < 4096 and need(largest + 1) <= free - headroom: largest += 1
     return MemoryPlan(str(dev), slots, model.get_memory_footprint(), prefix, slot,

@@ -127,7 +127,8 @@ def run(dataset:str='2wikimultihopqa', # dataset name
                            f"{', '.join(cfgs)} -> {out}")
         done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
         if left := len(done) < len(questions) * len(cfgs): log_compute(out, loop, len(done))
-        bs, plan = _batch_to_run(loop, batch_size, progress, len(questions)) if left and not workers else (1, None)
+        most = max(sum((m, q.id) not in done for q in questions) for m in cfgs)      # a method's questions left, at most
+        bs, plan = _batch_to_run(loop, batch_size, progress, most) if left and not workers else (1, None)
         with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
             if workers:
                 failures = []

@@ -24,7 +24,7 @@ from .memory import check_memory, memory_plan
 from .prompts import get_prompt
 from .pipeline import (answer_questions, default_batch_size, get_engine, get_loop, retrieval_info, run_corpus,
                              variant_name)
-from .runs import check_config, config_diff, read_compute, read_traces, summary_table
+from .runs import check_config, config_diff, read_compute, read_traces, summary_table, with_defaults
 
 # %% ../nbs/16_scale.ipynb #11585f65
 def parse_shard(shard:str, # 'i/N', e.g. '0/4'
@@ -146,7 +146,8 @@ class Worker:
         if batch_size is None and self.engine.device.type == 'cuda':        # the default shrinks to what fits (`13a`)
             b = check_memory(memory_plan(self.engine.model, len(loop.prefix), b), asked=False)
         try: traces = list(answer_questions(loop, m, questions, debug, b))
-        except torch.cuda.OutOfMemoryError: self.oom = True; raise
+        except torch.cuda.OutOfMemoryError as e:     # the batch it ran at travels with the error (Ray pickles it)
+            e.batch_size, self.oom = b, True; raise
         self.chunks[len(questions), b] += 1
         return traces
 
@@ -327,7 +328,8 @@ def answer_on_ray(plan:RunPlan, # the run's dataset, model and corpus
             size = chunk_size or batch_size or pool.batch_size
             chunks = deque(_Chunk(m, qs[i:i + size], batch_size) for m, qs in todo for i in range(0, len(qs), size))
             call = lambda a, c: a.answer.remote(plan.loop_args, c.m, c.questions, debug, c.batch_size)
-            on_oom = lambda a, c, e: _after_oom(a, c, c.batch_size or pool.batch_size, e, failures)
+            on_oom = lambda a, c, e: _after_oom(a, c, getattr(e.cause, 'batch_size', None) or c.batch_size or
+                                                pool.batch_size, e, failures)   # (the batch the worker really ran)
             answered = _dispatch(pool.ray, pool.actors, chunks, call, record, live=pool.live, on_oom=on_oom)
     finally: bar.close()
     if progress:
@@ -353,7 +355,7 @@ def _run_of(d:Path)->dict:
 
 def _same_run(dirs:list)->dict:
     "The run the folders hold (config without the shard), or an error naming where the first two differ"
-    runs = [{k: v for k, v in _run_of(d).items() if k != 'shard'} for d in dirs]
+    runs = [{k: v for k, v in with_defaults(_run_of(d)).items() if k != 'shard'} for d in dirs]   # (old folders too)
     for d, r in zip(dirs[1:], runs[1:]):
         if diff := config_diff(runs[0], r):
             raise ValueError(f"{d} holds a different run than {dirs[0]} "
