@@ -145,10 +145,8 @@ def end_to_end(quick:bool, inputs=None)->dict: # `inputs`: the unpacked `gpu_reh
         g.build(name, a, tok, work/name)
         cli = g.cli_phase(name, work/name, a, qs, work); ref = g.reference_phase(name, work/name, a, qs, work)
     finally: shutil.rmtree(work, ignore_errors=True)
-    d = cli['per_method']['dragin']
     return dict(questions=a.n, batch_size=a.batch_size, end_to_end_questions_per_hour=cli['questions_per_hour'],
-                dragin_questions_per_hour=d['questions_per_hour'], reference_questions_per_hour=ref['questions_per_hour'],
-                dragin_vs_reference=round(d['questions_per_hour'] / ref['questions_per_hour'], 2),
+                **g.compare(cli, ref, a.n),          # dragin's span in that run against the reference, same questions
                 what='end_to_end: the 7 Table 2 methods through etc_nb_run (process start and model load included); '
                      'dragin: its span in that batched run; reference: ' + ref['what'])
 

@@ -134,15 +134,18 @@ def bf16_mode()->str: # 'native' or 'emulate'
 # %% ../nbs/02_lm.ipynb #8a3caee3
 def _fp32_linear(self, x): return F.linear(x.float(), self.weight32, self.bias32).to(x.dtype)
 
+def _in_fp32(mod:torch.nn.Linear, forward): # fp32 copies of the layer's weights (not saved), and `forward` to use them
+    mod.register_buffer('weight32', mod.weight.detach().float(), persistent=False)
+    mod.register_buffer('bias32', None if mod.bias is None else mod.bias.detach().float(), persistent=False)
+    mod.forward = types.MethodType(forward, mod)
+
 def emulate_bf16(model, # a bf16 model on the CPU
                 )->int: # linear layers switched
     "Compute a bf16 model's linear layers as fp32 GEMMs of its bf16 values, each output rounded to bf16 once"
     n = 0
     for mod in model.modules():
         if isinstance(mod, torch.nn.Linear) and mod.weight.dtype == torch.bfloat16 and not hasattr(mod, 'weight32'):
-            mod.register_buffer('weight32', mod.weight.detach().float(), persistent=False)
-            mod.register_buffer('bias32', None if mod.bias is None else mod.bias.detach().float(), persistent=False)
-            mod.forward = types.MethodType(_fp32_linear, mod); n += 1
+            _in_fp32(mod, _fp32_linear); n += 1
     return n
 
 # %% ../nbs/02_lm.ipynb #80c64c3c
@@ -197,9 +200,7 @@ def fp32_head(model, # a causal LM
     "Compute the model's output layer in fp32 from an fp32 copy of its weights (its logits are then fp32)"
     head = model.get_output_embeddings()
     if head.weight.dtype == torch.float32 or getattr(head.forward, '__func__', None) is _fp32_logits: return False
-    head.register_buffer('weight32', head.weight.detach().float(), persistent=False)
-    head.register_buffer('bias32', None if head.bias is None else head.bias.detach().float(), persistent=False)
-    head.forward = types.MethodType(_fp32_logits, head); return True
+    _in_fp32(head, _fp32_logits); return True
 
 # %% ../nbs/02_lm.ipynb #aa434f71
 @contextlib.contextmanager

@@ -14,13 +14,16 @@ from .batch import SlotPool
 from .core import UsageError
 
 # %% ../nbs/13a_memory.ipynb #6c7c8a51
+def _shape(model)->tuple: # (text config, query heads, KV heads, head size, bytes per element)
+    c = model.config.get_text_config() if hasattr(model.config, 'get_text_config') else model.config
+    H = c.num_attention_heads; kv = getattr(c, 'num_key_value_heads', None) or H
+    return c, H, kv, getattr(c, 'head_dim', None) or c.hidden_size // H, next(model.parameters()).element_size()
+
 def kv_bytes_per_position(model, # a transformers causal LM (its config and dtype)
                          )->int:
     "Bytes of keys and values one position takes over all layers"
-    c = model.config.get_text_config() if hasattr(model.config, 'get_text_config') else model.config
-    heads = c.num_attention_heads; kv = getattr(c, 'num_key_value_heads', None) or heads
-    d = getattr(c, 'head_dim', None) or c.hidden_size // heads
-    return c.num_hidden_layers * 2 * kv * d * next(model.parameters()).element_size()
+    c, _, kv, d, e = _shape(model)
+    return c.num_hidden_layers * 2 * kv * d * e
 
 # %% ../nbs/13a_memory.ipynb #4d399b12
 def pool_bytes(per_position:int, # `kv_bytes_per_position`
@@ -39,9 +42,7 @@ def workspace_bytes(model, # the model
                     n_prefix:int, # prefix positions
                    )->int:
     "The largest transient of a batched run: the decode step's per-layer fp32 buffers plus one prefill's"
-    c = model.config.get_text_config() if hasattr(model.config, 'get_text_config') else model.config
-    H = c.num_attention_heads; kv = getattr(c, 'num_key_value_heads', None) or H
-    d = getattr(c, 'head_dim', None) or c.hidden_size // H; e = next(model.parameters()).element_size()
+    c, H, kv, d, e = _shape(model)
     own, V = capacity - n_prefix, c.vocab_size
     scores = slots * H * capacity * (4 * 4 + e)                        # s, masked, p (fp32), the kept rows; p in dtype
     step = scores + 4 * kv * d * (slots * own + n_prefix) + 2 * 4 * slots * V
@@ -91,8 +92,8 @@ def memory_plan(model, # the loaded model (its weights are on the device)
     dev = next(model.parameters()).device; cap = capacity or n_prefix + 1024
     if free is None or total is None: f, t = free_bytes(dev); free, total = free or f, total or t
     once, per = getattr(SlotPool, 'prefix_once', False), kv_bytes_per_position(model)
-    prefix = per * n_prefix if once else 0                          # (held by the demos' cache: already not free)
-    slot = per * (cap - n_prefix if once else cap)
+    prefix = pool_bytes(per, n_prefix, 0, cap, once)                # (held by the demos' cache: already not free)
+    slot = pool_bytes(per, n_prefix, 1, cap, once) - prefix
     headroom = max(int(HEADROOM * total), 2**30)
     need = lambda b: b * slot + workspace_bytes(model, b, cap, n_prefix)
     largest = 0

@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['DPR_PASSAGES', 'RETRIEVERS', 'variant_name', 'corpus_variant', 'closed_corpus', 'corpus_info', 'corpus_path',
            'open_corpus', 'run_corpus', 'bm25_retriever', 'dense_retriever', 'check_retriever', 'retrieval_info',
-           'bm25_backend', 'get_engine', 'check_prompt_format', 'get_loop', 'default_batch_size', 'answer_questions']
+           'bm25_backend', 'get_engine', 'check_prompt_format', 'get_loop', 'default_batch_size', 'batch_plan',
+           'answer_questions']
 
 # %% ../nbs/15_pipeline.ipynb #38f2019a
 import functools, hashlib, json
@@ -19,6 +20,7 @@ from .data import DATASETS, DOWNLOADS, dataset_paragraphs, resolve_variant
 from .engine import Engine
 from .lm import Compute, load_lm, model_name
 from .loop import Loop, MethodConfig
+from .memory import MemoryPlan, check_memory, memory_plan
 from .prompts import PROMPT_FORMATS, get_prompt, in_format
 from .analyzer import EnglishAnalyzer
 from .retrieval import BM25Index, CachedRetriever, DenseIndex
@@ -167,6 +169,19 @@ def get_loop(dataset:str='2wikimultihopqa', # dataset (its prompt and closed cor
 def default_batch_size(device=None)->int: # 32 on CUDA, 8 on a CPU
     "Questions decoded together by default (`13_batch`; measured in `benchmarks/throughput.py`)"
     return 32 if str(device or ('cuda' if torch.cuda.is_available() else 'cpu')).startswith('cuda') else 8
+
+# %% ../nbs/15_pipeline.ipynb #e86e4f17
+def batch_plan(loop:Loop, # the loop (its model and prefix)
+               batch_size:int|None, # asked for (None: `default_batch_size` of the loop's device)
+               n:int=2**31, # questions left (no more slots than that)
+              )->tuple: # (batch size, its `MemoryPlan`; None for one question at a time)
+    "The batch size to decode with, checked on CUDA against the memory plan"
+    bs = min(batch_size or default_batch_size(loop.engine.device), n)
+    if bs == 1: return 1, None
+    plan = memory_plan(loop.engine.model, len(loop.prefix), bs)
+    if loop.engine.device.type == 'cuda' and (fit := check_memory(plan, asked=batch_size is not None)) != bs:
+        plan = memory_plan(loop.engine.model, len(loop.prefix), fit)
+    return plan.slots, plan
 
 # %% ../nbs/15_pipeline.ipynb #9ca533d9
 def answer_questions(loop:Loop, # the loop (engine, prompt, retrievers)

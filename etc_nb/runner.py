@@ -15,11 +15,10 @@ from .core import UsageError, check_args, console_script, hold_run_folder, scrip
 from .data import load_dataset
 from .lm import Compute, check_model
 from .loop import Loop, MethodConfig
-from .memory import check_memory, memory_plan
 from .runs import (check_config, default_out, in_run_order, log_compute, method_configs, read_traces, run_config,
                          summary_table)
-from .pipeline import (answer_questions, check_prompt_format, check_retriever, corpus_path, corpus_variant,
-                             default_batch_size, get_loop, run_corpus, variant_name)
+from .pipeline import (answer_questions, batch_plan, check_prompt_format, check_retriever, corpus_path,
+                             corpus_variant, default_batch_size, get_loop, run_corpus, variant_name)
 from .scale import RunPlan, answer_on_ray, import_ray, shard_questions
 
 # %% ../nbs/17_runner.ipynb #2788ed70
@@ -52,16 +51,14 @@ def _default_out(*args, corpus_name:str|None=None)->Path:
 
 # %% ../nbs/17_runner.ipynb #cd5eacd4
 def _batch_to_run(loop:Loop, batch_size:int|None, progress:bool, n:int=2**31)->tuple: # (batch size, `MemoryPlan`|None)
-    bs = min(batch_size or default_batch_size(loop.engine.device), n)          # (no more slots than questions)
-    if bs == 1: return 1, None
-    plan = memory_plan(loop.engine.model, len(loop.prefix), bs)
-    if loop.engine.device.type == 'cuda':
-        if (fit := check_memory(plan, asked=batch_size is not None)) != bs:
-            if progress: print(f"{plan.line()}; running the largest batch that fits, {fit}")
-            plan = memory_plan(loop.engine.model, len(loop.prefix), fit)
-        torch.cuda.reset_peak_memory_stats(loop.engine.device)
-    if progress: print(plan.line())
-    return plan.slots, plan
+    bs, plan = batch_plan(loop, batch_size, n)
+    if plan is None: return bs, plan
+    if loop.engine.device.type == 'cuda': torch.cuda.reset_peak_memory_stats(loop.engine.device)
+    if progress:
+        if bs < (want := min(batch_size or default_batch_size(loop.engine.device), n)):
+            print(f"batch {want} does not fit: running the largest batch that fits, {bs}")
+        print(plan.line())
+    return bs, plan
 
 def _log_failures(out:Path, failures:list): # questions a Ray worker ran out of CUDA memory on twice, to failures.jsonl
     if not failures: return
@@ -126,9 +123,9 @@ def run(dataset:str='2wikimultihopqa', # dataset name
                            f"({c['size']:,} passages, {c['fingerprint']}) · model {loop.model} · "
                            f"{', '.join(cfgs)} -> {out}")
         done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
-        if left := len(done) < len(questions) * len(cfgs): log_compute(out, loop, len(done))
         most = max(sum((m, q.id) not in done for q in questions) for m in cfgs)      # a method's questions left, at most
-        bs, plan = _batch_to_run(loop, batch_size, progress, most) if left and not workers else (1, None)
+        if most: log_compute(out, loop, len(done))
+        bs, plan = _batch_to_run(loop, batch_size, progress, most) if most and not workers else (1, None)
         with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
             if workers:
                 failures = []

@@ -20,10 +20,9 @@ from .core import console_script, hold_run_folder, is_bundled
 from .data import QADataset, load_dataset
 from .lm import Compute, model_name
 from .loop import method_config
-from .memory import check_memory, memory_plan
 from .prompts import get_prompt
-from .pipeline import (answer_questions, default_batch_size, get_engine, get_loop, retrieval_info, run_corpus,
-                             variant_name)
+from .pipeline import (answer_questions, batch_plan, default_batch_size, get_engine, get_loop, retrieval_info,
+                             run_corpus, variant_name)
 from .runs import check_config, config_diff, read_compute, read_traces, summary_table, with_defaults
 
 # %% ../nbs/16_scale.ipynb #11585f65
@@ -142,9 +141,8 @@ class Worker:
               )->list: # one trace per question
         "Answer a chunk of questions with `answer_questions`, all traces at once"
         if self.oom: gc.collect(); torch.cuda.empty_cache(); self.oom = False   # what the failed batch held, freed
-        b, loop = batch_size or self.batch_size, self.loop(*loop_args)
-        if batch_size is None and self.engine.device.type == 'cuda':        # the default shrinks to what fits (`13a`)
-            b = check_memory(memory_plan(self.engine.model, len(loop.prefix), b), asked=False)
+        loop = self.loop(*loop_args)
+        b = batch_size or batch_plan(loop, None)[0]      # the default: the device's, shrunk to fit on CUDA (`15_pipeline`)
         try: traces = list(answer_questions(loop, m, questions, debug, b))
         except torch.cuda.OutOfMemoryError as e:     # the batch it ran at travels with the error (Ray pickles it)
             e.batch_size, self.oom = b, True; raise
