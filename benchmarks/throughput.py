@@ -14,7 +14,7 @@ token ids, retrieval events, queries and passages equal the sequential run's), a
 when it starts at a token whose top-1 minus top-2 logit in the sequential run is below 1e-3 (`etc_nb.batch.compare_runs`).
 Prints one JSON line last (also written to $OUT/throughput.json when OUT is set). The `--device cuda` mode needs
 torch, transformers and etc_nb's own light dependencies (fastcore, rank_bm25, scipy, pandas): on a GPU machine without
-the project installed, carry fastcore and rank_bm25 as wheels (importing etc_nb does not import spaCy).
+the project installed, `--inputs` brings fastcore, rank_bm25 and greenlet (importing etc_nb does not import spaCy).
 """
 import argparse, gc, json, os, resource, sys, time
 here = os.path.dirname(os.path.abspath(__file__)); sys.path[:0] = [os.path.dirname(here), here]   # (etc_nb; gpu_rehearsal)
@@ -151,18 +151,20 @@ def end_to_end(quick:bool, inputs=None)->dict: # `inputs`: the unpacked `gpu_reh
                      'dragin: its span in that batched run; reference: ' + ref['what'])
 
 def graph_parity(device:str, B:int=4, new:int=24)->dict:
-    "The captured step against the plain one: a small fp32 model with sharpened random weights (few near-ties), B sequences"
+    "The captured step against the plain one, and B sequences together against each alone (B = 1): a small fp32 model with sharpened random weights (few near-ties)"
     from etc_nb.batch import BatchEngine
     model, tok = random_model(device, True, dtype=torch.float32)
     with torch.no_grad():
         for n, p in model.named_parameters():
             if p.dim() == 2: p.mul_(4)
     (pre_text, *cases), out = random_texts(1, 64, *[8] * B), {}
-    for graphs in (True, False):
-        eng = BatchEngine(model, tok, slots=B, cuda_graphs=graphs); out[graphs] = our_decode(eng, eng.prefix(pre_text), cases, new)[1]
-    a, b = out[True], out[False]
-    return dict(sequences=B, new_tokens=new, same_tokens=sum([x for x, _ in u] == [x for x, _ in v] for u, v in zip(a, b)) / B,
-                max_entropy_diff=max(abs(x[1] - y[1]) for u, v in zip(a, b) for x, y in zip(u, v)))
+    for key, slots, graphs in (('graphs', B, True), ('plain', B, False), ('alone', 1, True)):
+        eng = BatchEngine(model, tok, slots=slots, cuda_graphs=graphs); out[key] = our_decode(eng, eng.prefix(pre_text), cases, new)[1]
+    same = lambda a, b: sum([x for x, _ in u] == [x for x, _ in v] for u, v in zip(a, b)) / B
+    diff = lambda a, b: max(abs(x[1] - y[1]) for u, v in zip(a, b) for x, y in zip(u, v))
+    return dict(sequences=B, new_tokens=new, same_tokens=same(out['graphs'], out['plain']),
+                max_entropy_diff=diff(out['graphs'], out['plain']), same_tokens_vs_b1=same(out['graphs'], out['alone']),
+                max_entropy_diff_vs_b1=diff(out['graphs'], out['alone']))
 
 def device_mode(device:str, quick:bool, inputs=None)->dict:
     model, tok = random_model(device, quick)
@@ -176,7 +178,7 @@ def device_mode(device:str, quick:bool, inputs=None)->dict:
                per_batch={})
     for B in batches:
         out['per_batch'][B] = decode_rates(model, tok, B, prompt, lo, hi); print(B, out['per_batch'][B], flush=True)
-    out['graph_parity'] = graph_parity(device); print(out['graph_parity'], flush=True)
+    out['graph_parity'] = graph_parity(device, batches[-1]); print(out['graph_parity'], flush=True)
     own = 8 + (lo + hi) / 2                                           # a row's own positions, on average over the timed tokens
     out.update(copy_bandwidth_gb_s=round(bw / 1e9, 1),
                decode_tokens_per_s={B: r['graphs'] for B, r in out['per_batch'].items()},

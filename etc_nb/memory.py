@@ -10,7 +10,7 @@ __all__ = ['HEADROOM', 'kv_bytes_per_position', 'pool_bytes', 'workspace_bytes',
 import os
 from dataclasses import dataclass
 import torch
-from .batch import SlotPool
+from .batch import PREFILL_TOKENS, SlotPool
 from .core import UsageError
 
 # %% ../nbs/13a_memory.ipynb #6c7c8a51
@@ -40,13 +40,16 @@ def workspace_bytes(model, # the model
                     slots:int, # questions in flight
                     capacity:int, # positions per slot
                     n_prefix:int, # prefix positions
+                    prefill_tokens:int=PREFILL_TOKENS, # most tokens one batched prefill holds (`BatchEngine`'s)
                    )->int:
-    "The largest transient of a batched run: the decode step's per-layer fp32 buffers plus one prefill's"
+    "The largest transient of a batched run: the decode step's per-layer buffers plus one batched prefill's"
     c, H, kv, d, e = _shape(model)
     own, V = capacity - n_prefix, c.vocab_size
-    scores = slots * H * capacity * (4 * 4 + e)                        # s, masked, p (fp32), the kept rows; p in dtype
-    step = scores + 4 * kv * d * (slots * own + n_prefix) + 2 * 4 * slots * V
-    prefill = own * (H * capacity * 4 + 3 * c.intermediate_size * e + 4 * c.hidden_size * e) + 4 * V
+    per_score = 4 * 4 + 2 * e                                 # products, concatenated (dtype); s, masked, p, rows (fp32); p
+    step = slots * H * capacity * per_score + 2 * 4 * slots * V
+    tokens = max(own, prefill_tokens); rows = min(slots, tokens)
+    prefill = (tokens * (H * capacity * per_score + 3 * c.intermediate_size * e + 4 * c.hidden_size * e)
+               + 2 * rows * kv * own * d * e + 4 * rows * V)
     return step + prefill
 
 # %% ../nbs/13a_memory.ipynb #ef8d9632
