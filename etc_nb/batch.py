@@ -108,8 +108,9 @@ class SlotPool:
 # %% ../nbs/13_batch.ipynb #7c2352d5
 @patch
 def grow(self:SlotPool, need:int):
-    "Reallocate every layer with room for `need` positions per slot (at least double), one layer at a time"
-    cap, self.graphs = max(need, 2 * self.capacity), {}       # the captured steps hold the old buffers: drop them first
+    "Reallocate every layer with room for `need` positions per slot (at least twice the own ones), one layer at a time"
+    cap = max(need, self.n_prefix + 2 * (self.capacity - self.n_prefix))
+    self.graphs = {}                                          # the captured steps hold the old buffers: drop them first
     for i in range(len(self.k)): self._grow_layer(i, cap)
     self.capacity = cap
 

@@ -71,7 +71,7 @@ class MemoryPlan:
     "A batched run's memory: weights, prefix, keys/values per slot, workspace, against what the device has free"
     device:str; slots:int; weights:int; prefix:int; kv_per_slot:int; workspace:int; free:int; headroom:int
     largest_batch:int # the most slots that fit (0: not even one)
-    grow_per_slot:int # what one doubling of the pool's capacity would add per slot
+    grow_per_slot:int # what one growth of the pool (its own positions doubled) would add per slot
     total = property(lambda self: self.weights + self.prefix + self.slots * self.kv_per_slot + self.workspace)
     fits = property(lambda self: self.slots <= self.largest_batch)
     def line(self)->str:
@@ -81,7 +81,7 @@ class MemoryPlan:
                 f"{self.slots} × {g(self.kv_per_slot)} KV + workspace {g(self.workspace)} = {g(self.total)} GiB; "
                 f"{g(self.free)} GiB free after the weights and prefix, {g(self.headroom)} kept: "
                 f"{'fits' if self.fits else 'does NOT fit'} (largest batch {self.largest_batch}; "
-                f"a doubled pool adds {g(self.grow_per_slot)} per slot)")
+                f"a grown pool adds {g(self.grow_per_slot)} per slot)")
 
 # %% ../nbs/13a_memory.ipynb #69c867ff
 def memory_plan(model, # the loaded model (its weights are on the device)
@@ -102,7 +102,7 @@ def memory_plan(model, # the loaded model (its weights are on the device)
     largest = 0
     while largest < 4096 and need(largest + 1) <= free - headroom: largest += 1
     return MemoryPlan(str(dev), slots, model.get_memory_footprint(), prefix, slot,
-                      workspace_bytes(model, slots, cap, n_prefix), free, headroom, largest, per * cap)
+                      workspace_bytes(model, slots, cap, n_prefix), free, headroom, largest, per * (cap - n_prefix))
 
 # %% ../nbs/13a_memory.ipynb #062dace1
 def check_memory(plan:MemoryPlan, # `memory_plan` of the batch asked for (or of the default batch)
