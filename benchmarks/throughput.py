@@ -151,20 +151,25 @@ def end_to_end(quick:bool, inputs=None)->dict: # `inputs`: the unpacked `gpu_reh
                      'dragin: its span in that batched run; reference: ' + ref['what'])
 
 def graph_parity(device:str, B:int=4, new:int=24)->dict:
-    "The captured step against the plain one, and B sequences together against each alone (B = 1): a small fp32 model with sharpened random weights (few near-ties)"
-    from etc_nb.batch import BatchEngine
+    "The captured steps against the plain one, and B sequences together against each alone (B = 1): a small fp32 model with sharpened random weights (few near-ties); staggered case lengths and token counts, a pool that grows"
+    from etc_nb.batch import BatchEngine, Scheduler
     model, tok = random_model(device, True, dtype=torch.float32)
     with torch.no_grad():
         for n, p in model.named_parameters():
             if p.dim() == 2: p.mul_(4)
-    (pre_text, *cases), out = random_texts(1, 64, *[8] * B), {}
+    pre_text, *cases = random_texts(1, 64, *[8 + 3 * (i % 16) for i in range(B)])
+    news, out, ahead = [new + 8 * (i % 4) for i in range(B)], {}, {}   # rows finish at different steps: buckets shrink
     for key, slots, graphs in (('graphs', B, True), ('plain', B, False), ('alone', 1, True)):
-        eng = BatchEngine(model, tok, slots=slots, cuda_graphs=graphs); out[key] = our_decode(eng, eng.prefix(pre_text), cases, new)[1]
+        eng = BatchEngine(model, tok, slots=slots, cuda_graphs=graphs); pre = eng.prefix(pre_text)
+        eng.capacity = len(pre.ids) + 16                               # grows (twice) while the graphs are alive
+        def job(case, n): return lambda: [(st.id, st.entropy) for st in eng.session(pre, text=case).generate(n)]
+        sched = Scheduler(eng); res = dict(sched.run([job(c, n) for c, n in zip(cases, news)]))
+        out[key] = [res[i] for i in range(B)]; ahead[key] = round(sched.stats['decoded_ahead'] / sched.stats['decoded'], 3)
     same = lambda a, b: sum([x for x, _ in u] == [x for x, _ in v] for u, v in zip(a, b)) / B
     diff = lambda a, b: max(abs(x[1] - y[1]) for u, v in zip(a, b) for x, y in zip(u, v))
-    return dict(sequences=B, new_tokens=new, same_tokens=same(out['graphs'], out['plain']),
+    return dict(sequences=B, new_tokens=news[:4], same_tokens=same(out['graphs'], out['plain']),
                 max_entropy_diff=diff(out['graphs'], out['plain']), same_tokens_vs_b1=same(out['graphs'], out['alone']),
-                max_entropy_diff_vs_b1=diff(out['graphs'], out['alone']))
+                max_entropy_diff_vs_b1=diff(out['graphs'], out['alone']), decoded_ahead_share=ahead['graphs'])
 
 def device_mode(device:str, quick:bool, inputs=None)->dict:
     model, tok = random_model(device, quick)

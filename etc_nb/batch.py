@@ -40,6 +40,7 @@ class SlotLayer(GrowingLayer):
         "Write new keys/values into the slot's own positions; return the whole sequence's"
         n, m, P = self.n, key_states.shape[-2], self.pool.n_prefix
         if n < P: raise ValueError(f"a slot cropped into the shared prefix ({n} < {P} positions) cannot be written")
+        self.pool.forget([self.slot])                               # a guess read the keys this rewrites
         self._reserve(n + m)                                        # (may grow the pool: `_k`, `_v` re-pointed)
         self._k[..., n-P:n-P+m, :], self._v[..., n-P:n-P+m, :] = key_states, value_states
         self.n = n + m
@@ -77,7 +78,8 @@ class SlotPool:
         self.v = [self._buffer(l.values, self.capacity) for l in layers]
         self.caches = [self._cache(s) for s in range(slots)]
         self.graphs = {}        # captured decode steps (CUDA) by (rows, keys): made on first use, dropped when it grows
-        self.graph_memory = None  # the memory pool the captured steps share (they never run at the same time)
+        self.graph_memory = None  # the memory pool the captured steps share: they never run at the same time, and every
+                                  # replay's outputs are cloned before the next replay, so no static output is read late
         self.ahead = None         # a speculative next step and what it guessed (`decode_step`, overlap)
 
     def _buffer(self, like:torch.Tensor, cap:int)->torch.Tensor:
@@ -91,6 +93,11 @@ class SlotPool:
     def _cache(self, slot:int)->DynamicCache:
         c = DynamicCache(); c.layers = [SlotLayer(self, i, slot) for i in range(len(self.k))]
         return c
+
+    def forget(self, slots:list):
+        "Drop the speculative step's guesses for slots whose keys are being rewritten (`decode_step`, overlap)"
+        if self.ahead is not None:
+            for slot in slots: self.ahead[1].pop(slot, None)
 
     def cache(self, slot:int)->DynamicCache:
         "The slot's cache, cropped to the prefix (a new question starts there)"
@@ -138,7 +145,7 @@ class SlotSession(Session):
         pre, self._pre = self._pre, None; return pre
 
 # %% ../nbs/13_batch.ipynb #1d74126b
-PREFILL_TOKENS = 1024 # on CUDA, the most tokens (rows × longest run) one batched prefill holds (`13a_memory` counts it)
+PREFILL_TOKENS = 1024 # on CUDA, the most tokens (rows × longest run) in one batched prefill (`13a_memory` counts it)
 
 class BatchEngine(Engine):
     "An `Engine` whose sessions live in the slots of one pool and can be decoded together"
@@ -200,10 +207,11 @@ def _shared_matmul(x:torch.Tensor, # (b, kv, g, n): b rows, g query heads per KV
 # %% ../nbs/13_batch.ipynb #1ee9ca1e
 def _batch_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, softcap=None,
                      sliding_window=None, **kwargs):
-    "Per-row causal attention of T queries at positions pos: the shared prefix, read once, then each row's own positions"
+    "Per-row causal attention of T queries at their positions: the shared prefix, read once, then each row's own"
     pk, pv = (t[_STEP.layer][0] for t in _STEP.prefix)            # (kv, P, d): the prefix of the layer being updated
     b, H, T, d = query.shape; kv, P = key.shape[1], pk.shape[-2]; L = P + key.shape[2]; g = H // kv
     q = query.reshape(b, kv, g * T, d)                                # query heads grouped by their KV head
+    if module is _STEP.last: q, pk, key = q.float(), pk.float(), key.float()   # the signals' layer: fp32 products
     s = torch.cat([_shared_matmul(q, pk.transpose(-1, -2)),                           # the prefix, for every row
                    torch.matmul(q, key.transpose(-1, -2))], -1).float()              # each row's own positions
     s = s * (scaling if scaling is not None else d ** -0.5)
@@ -241,7 +249,7 @@ def _run_step(pool:SlotPool, eng, ids:torch.Tensor, # (b, T) tokens (T = 1: a de
               L:int, # keys [0, L) are read
               dest:torch.Tensor|None=None, # (b, T) where each token's keys are written (default: `pos`)
               slots:torch.Tensor|None=None, # the pool row of each batch row (default: rows [0, b))
-             )->tuple: # logits (b, vocab) of each row's last token, signals (b, 5)|None, last-layer rows (b, H, T, L)|None
+             )->tuple: # logits (b, vocab) of each row's last token, signals (b, 5)|None, last-layer rows (b,H,T,L)|None
     "One forward of the model over pool rows, every token at its own position, with the `etc_nb_batch` attention"
     model = eng.model; cfg, saved = model.config, model.config._attn_implementation
     _STEP.pos, _STEP.prefix, _STEP.rows, _STEP.last = pos, (pool.prefix_k, pool.prefix_v), None, eng.hooked
@@ -255,6 +263,11 @@ def _run_step(pool:SlotPool, eng, ids:torch.Tensor, # (b, T) tokens (T = 1: a de
     return logits, (choose_signals(logits) if eng.processors is None and ids.shape[1] == 1 else None), rows
 
 # %% ../nbs/13_batch.ipynb #b68f3d93
+def _to_device(t:torch.Tensor, dev:torch.device)->torch.Tensor:
+    "`t` on `dev`; from the host to a GPU through pinned memory, without waiting for the GPU's queued work"
+    if dev.type != 'cuda' or t.device.type != 'cpu': return t.to(dev)
+    return t.pin_memory().to(dev, non_blocking=True)
+
 def _launch(pool:SlotPool, eng, ids:torch.Tensor, # (slots, 1) the token each pool row feeds (host or device)
             at:dict, # {slot: position} of the rows that decode; the others are idle
            )->tuple: # `_run_step`'s (logits, signals, rows (b, H, L)|None), rows [0, b) of the pool
@@ -266,32 +279,34 @@ def _launch(pool:SlotPool, eng, ids:torch.Tensor, # (slots, 1) the token each po
     pos = torch.full((b, 1), pool.capacity - 1)            # idle rows write past every sequence, where no row reads
     for slot, p in at.items(): pos[slot, 0] = p
     if graph: logits, sig, rows = pool.step_graph(eng, b, L)(ids[:b], pos)
-    else: logits, sig, rows = _run_step(pool, eng, ids[:b].to(eng.model.device), pos.to(eng.model.device), L)
+    else:
+        dev = eng.model.device
+        logits, sig, rows = _run_step(pool, eng, _to_device(ids[:b], dev), _to_device(pos, dev), L)
     return logits, sig, (None if rows is None else rows[:, :, 0])               # (b, H, L): one query per row
 
 def _guess(sig:torch.Tensor)->torch.Tensor: return sig[:, 0].long() # the next token of each row: its arg-max
 
-def _speculate(pool:SlotPool, eng, sessions:list, outs:dict)->tuple|None: # (step outputs, {slot: (session, pos, token)})
+def _speculate(pool:SlotPool, eng, sessions:list, outs:dict)->tuple|None: # (step outputs, {slot: position})
     "Start the sessions' next step, each fed the arg-max of this step's logits, before the host has read them"
     if any(o[1] is None for o in outs.values()): return None          # no signals on the device: nothing to guess from
     at = {s.slot: s.n_cached + 1 for s in sessions}
     if max(at.values()) + 1 > pool.capacity - 1: return None         # (a guess never grows the pool)
     dev = eng.model.device; ids = torch.zeros(pool.slots, 1, dtype=torch.long, device=dev)
     for o in {id(o): o for o in outs.values()}.values():
-        rows = torch.tensor([s.slot for s in sessions if outs[s.slot] is o], device=dev)
+        rows = _to_device(torch.tensor([s.slot for s in sessions if outs[s.slot] is o]), dev)
         ids[rows, 0] = _guess(o[1][rows])                             # the arg-max, never leaving the device
     return _launch(pool, eng, ids, at), at
 
 @patch
 def take_ahead(self:SlotPool, sessions:list)->dict: # {slot: step outputs} for the sessions the guess got right
     "The speculative step's outputs for every session whose pending token and position are the ones it guessed"
-    ahead, self.ahead = getattr(self, 'ahead', None), None
+    ahead, self.ahead = self.ahead, None                     # a guess lives for the next decode step only
     if ahead is None: return {}
     out, expect = ahead
     return {s.slot: out for s in sessions if expect.get(s.slot) == (s, s.n_cached, s.ids[s.n_cached])}
 
 # %% ../nbs/13_batch.ipynb #3bdbc473
-def _to_host(outs:dict)->dict: # id(step outputs) -> (signals list|None, head-mean rows (b, L)|None, their host copy|None)
+def _to_host(outs:dict)->dict: # id(step outputs) -> [signals|None, head-mean rows (b, L)|None, their host copy|None]
     "Queue every step's signals and head-averaged rows for the host (one copy each)"
     res = {}
     for o in {id(o): o for o in outs.values()}.values():
@@ -305,23 +320,27 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
                 sessions:list, # `SlotSession`s with exactly one pending token each, distinct slots
                ):
     "One forward pass feeding every session its pending token; sets each session's logits, rows and cache length"
+    outs = pool.take_ahead(sessions)                  # (also with no session: a guess never outlives the next step)
     if not sessions: return
-    eng = sessions[0].engine; cuda = eng.model.device.type == 'cuda'
+    eng = sessions[0].engine; dev = eng.model.device; cuda = dev.type == 'cuda'
     for s in sessions:
         if len(s.ids) - s.n_cached != 1:
             raise ValueError(f"slot {s.slot}: a batched step feeds one token, {len(s.ids) - s.n_cached} are pending")
-    outs = pool.take_ahead(sessions); rest = [s for s in sessions if s.slot not in outs]
+    rest = [s for s in sessions if s.slot not in outs]
     if eng.scheduler is not None: eng.scheduler.stats['decoded_ahead'] += len(outs)
     if rest:
         ids = torch.zeros(pool.slots, 1, dtype=torch.long)
         for s in rest: ids[s.slot, 0] = s.ids[s.n_cached]
         out = _launch(pool, eng, ids, {s.slot: s.n_cached for s in rest}); outs.update({s.slot: out for s in rest})
     host = _to_host(outs)
-    if cuda: copied = torch.cuda.Event(); copied.record()
+    if cuda: copied = torch.cuda.Event(); copied.record(torch.cuda.current_stream(dev))
     ahead = _speculate(pool, eng, sessions, outs) if eng.overlap else None   # queued after the copies: it runs while
     if cuda: copied.synchronize()                                             # the host works on this step
-    for h in host.values(): h[0] = None if h[0] is None else h[0].tolist(); h[2] = None if h[2] is None else h[2].numpy()
-    if eng.cuda_graphs and cuda and any(h[0] is not None and any(math.isnan(r[1]) for r in h[0]) for h in host.values()):
+    for h in host.values():
+        if h[0] is not None: h[0] = h[0].tolist()
+        if h[2] is not None: h[2] = h[2].numpy()
+    sig_of = lambda s: host[id(outs[s.slot])][0]
+    if eng.cuda_graphs and cuda and any(sig_of(s) is not None and math.isnan(sig_of(s)[s.slot][1]) for s in sessions):
         raise ValueError(NONFINITE_LOGITS)                           # what `token_signals` checks outside a graph
     for s in sessions: _land(s, outs[s.slot], host[id(outs[s.slot])])
     if ahead is not None:                                                    # what was guessed, now on the host
@@ -346,18 +365,19 @@ class CudaGraphStep:
                  capture:bool=True): # False: each call runs the same fixed-shape step eagerly (what a replay computes)
         dev = eng.model.device; self.pool, self.eng, self.L, self.graph = pool, eng, L, None
         self.ids = torch.zeros(b, 1, dtype=torch.long, device=dev)
-        self.pos = torch.full((b, 1), pool.capacity - 1, device=dev)   # warm-up and capture write only the last position
+        self.pos = torch.full((b, 1), pool.capacity - 1, device=dev)   # warm-up and capture write the last position
         if not capture: return
         side = torch.cuda.Stream(dev); side.wait_stream(torch.cuda.current_stream(dev))
         with torch.cuda.stream(side):
             for _ in range(2): _run_step(pool, eng, self.ids, self.pos, L)       # allocations, kernels
         torch.cuda.current_stream(dev).wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()                            # the pool's graphs share one memory pool
-        with torch.cuda.graph(self.graph, pool=pool.graph_memory): self.out = _run_step(pool, eng, self.ids, self.pos, L)
+        with torch.cuda.graph(self.graph, pool=pool.graph_memory, capture_error_mode='thread_local'):   # (the search
+            self.out = _run_step(pool, eng, self.ids, self.pos, L)               # thread may run meanwhile)
 
     def __call__(self, ids:torch.Tensor, pos:torch.Tensor)->tuple: # (b, 1), (b, 1) host tensors -> `_run_step`'s triple
         "Replay the step on new ids and positions"
-        self.ids.copy_(ids); self.pos.copy_(pos)
+        dev = self.ids.device; self.ids.copy_(_to_device(ids, dev)); self.pos.copy_(_to_device(pos, dev))
         if self.graph is None: return _run_step(self.pool, self.eng, self.ids, self.pos, self.L)
         self.graph.replay()
         return tuple(None if t is None else t.clone() for t in self.out)   # the next replay overwrites the outputs
@@ -388,15 +408,17 @@ def prefill_step(pool:SlotPool, # the pool the sessions' caches live in
     "One left-padded forward pass running every session's pending tokens; sets logits, rows and cache lengths"
     if not sessions: return
     eng = sessions[0].engine; dev = eng.model.device; P = pool.n_prefix
+    pool.forget([s.slot for s in sessions])
     feeds = [s.ids[s.n_cached:] for s in sessions]; T = max(map(len, feeds))
     for s in sessions:
-        if s.n_cached < P: raise ValueError(f"a slot cropped into the shared prefix ({s.n_cached} < {P} positions) cannot be written")
+        if s.n_cached < P: raise ValueError(f"slot {s.slot}: cropped into the shared prefix ({s.n_cached} < {P})")
     L = max(len(s.ids) for s in sessions)
     if L > pool.capacity - 1: pool.grow(L + 1)
     ids, pos = torch.zeros(len(sessions), T, dtype=torch.long), torch.zeros(len(sessions), T, dtype=torch.long)
     dest = torch.full((len(sessions), T), pool.capacity - 1)                 # padding writes at the never-used position
     for i, (s, f) in enumerate(zip(sessions, feeds)):
-        ids[i, T - len(f):] = torch.tensor(f); pos[i, T - len(f):] = dest[i, T - len(f):] = torch.arange(s.n_cached, len(s.ids))
+        ids[i, T - len(f):] = torch.tensor(f)
+        pos[i, T - len(f):] = dest[i, T - len(f):] = torch.arange(s.n_cached, len(s.ids))
     slots = torch.tensor([s.slot for s in sessions], device=dev)
     logits, _, rows = _run_step(pool, eng, ids.to(dev), pos.to(dev), L, dest.to(dev), slots)
     for i, (s, f) in enumerate(zip(sessions, feeds)):
@@ -435,7 +457,7 @@ class Scheduler:
     def _round_of(self, live:list):
         "Run every live worker once, in slot order, until each has a request (or has exited)"
         self.hub = greenlet.getcurrent()
-        for w in live: self.current = w; w.glet.switch()
+        for w in live: self.current, w.glet.parent = w, self.hub; w.glet.switch()   # (a worker that ends returns here)
         self.current = None
 
 # %% ../nbs/13_batch.ipynb #ff61c5cc
@@ -514,11 +536,11 @@ def _search(self:Scheduler, live:list, step:dict):
 def prefill_groups(runs:list, # pending tokens of each prefill, in slot order
                    budget:int, # most tokens per pass, rows × longest run (0: one prefill per pass)
                   )->list: # lists of indices into `runs`, one per pass
-    "Prefills grouped into passes of at most `budget` padded tokens (a run longer than the budget goes alone)"
-    groups, cur, longest = [], [], 0
-    for i, n in enumerate(runs):
-        if cur and (len(cur) + 1) * max(longest, n) > budget: groups.append(cur); cur, longest = [], 0
-        cur.append(i); longest = max(longest, n)
+    "Prefills grouped, shortest first, into passes of at most `budget` padded tokens (a longer run goes alone)"
+    groups, cur = [], []
+    for i in sorted(range(len(runs)), key=runs.__getitem__):      # sorted: runs of similar length pad each other least
+        if cur and (len(cur) + 1) * runs[i] > budget: groups.append(cur); cur = []
+        cur.append(i)
     return groups + [cur] if cur else groups
 
 @patch

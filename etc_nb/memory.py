@@ -40,12 +40,13 @@ def workspace_bytes(model, # the model
                     slots:int, # questions in flight
                     capacity:int, # positions per slot
                     n_prefix:int, # prefix positions
-                    prefill_tokens:int=PREFILL_TOKENS, # most tokens one batched prefill holds (`BatchEngine`'s)
+                    prefill_tokens:int=PREFILL_TOKENS, # most tokens one batched prefill holds (`BatchEngine`'s default
+                                                       # on CUDA; the runner's engines use it, so `memory_plan` does)
                    )->int:
     "The largest transient of a batched run: the decode step's per-layer buffers plus one batched prefill's"
     c, H, kv, d, e = _shape(model)
     own, V = capacity - n_prefix, c.vocab_size
-    per_score = 4 * 4 + 2 * e                                 # products, concatenated (dtype); s, masked, p, rows (fp32); p
+    per_score = 4 * 4 + 2 * e                         # products, concatenated (dtype); s, masked, p, rows (fp32); p
     step = slots * H * capacity * per_score + 2 * 4 * slots * V
     tokens = max(own, prefill_tokens); rows = min(slots, tokens)
     prefill = (tokens * (H * capacity * per_score + 3 * c.intermediate_size * e + 4 * c.hidden_size * e)
