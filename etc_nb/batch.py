@@ -117,7 +117,8 @@ class SlotPool:
 def grow(self:SlotPool, need:int):
     "Reallocate every layer with room for `need` positions per slot (at least twice the own ones), one layer at a time"
     cap = max(need, self.n_prefix + 2 * (self.capacity - self.n_prefix))
-    self.graphs = {}                                          # the captured steps hold the old buffers: drop them first
+    self.graphs, self.graph_memory = {}, None                 # the captured steps hold the old buffers: drop them first
+                                                              # (and their memory pool: a new one for the new graphs)
     for i in range(len(self.k)): self._grow_layer(i, cap)
     self.capacity = cap
 
@@ -155,7 +156,7 @@ class BatchEngine(Engine):
                  prefill_tokens:int|None=None, # most tokens (rows × longest run) one batched prefill holds; 0: each
                                                # alone (default: `PREFILL_TOKENS` on CUDA, 0 on a CPU: `_serve`)
                  overlap:bool|None=None, # start each next decode step before the host reads this one (default: on
-                                         # CUDA with graphs; `decode_step`)
+                                         # CUDA with graphs; without graphs the step's NaN check syncs: no overlap)
                  **kw): # `Engine` options (attention, mode, seed)
         super().__init__(model, tok, **kw)
         if slots < 1: raise ValueError(f"slots must be >= 1, got {slots}")
@@ -320,7 +321,7 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
                 sessions:list, # `SlotSession`s with exactly one pending token each, distinct slots
                ):
     "One forward pass feeding every session its pending token; sets each session's logits, rows and cache length"
-    outs = pool.take_ahead(sessions)                  # (also with no session: a guess never outlives the next step)
+    outs = {} if pool is None else pool.take_ahead(sessions)   # (also with no session: a guess lives one step)
     if not sessions: return
     eng = sessions[0].engine; dev = eng.model.device; cuda = dev.type == 'cuda'
     for s in sessions:
@@ -344,7 +345,7 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
         raise ValueError(NONFINITE_LOGITS)                           # what `token_signals` checks outside a graph
     for s in sessions: _land(s, outs[s.slot], host[id(outs[s.slot])])
     if ahead is not None:                                                    # what was guessed, now on the host
-        guessed = {s.slot: int(_guess(torch.tensor([s._pre]))[0]) for s in sessions}
+        guessed = {s.slot: int(_guess(torch.tensor([s._pre]))[0]) for s in sessions}   # (what `_guess` fed it)
         pool.ahead = ahead[0], {s.slot: (s, s.n_cached, guessed[s.slot]) for s in sessions}
 
 def _land(s:SlotSession, out:tuple, host:list):
@@ -419,8 +420,8 @@ def prefill_step(pool:SlotPool, # the pool the sessions' caches live in
     for i, (s, f) in enumerate(zip(sessions, feeds)):
         ids[i, T - len(f):] = torch.tensor(f)
         pos[i, T - len(f):] = dest[i, T - len(f):] = torch.arange(s.n_cached, len(s.ids))
-    slots = torch.tensor([s.slot for s in sessions], device=dev)
-    logits, _, rows = _run_step(pool, eng, ids.to(dev), pos.to(dev), L, dest.to(dev), slots)
+    slots = _to_device(torch.tensor([s.slot for s in sessions]), dev)
+    logits, _, rows = _run_step(pool, eng, _to_device(ids, dev), _to_device(pos, dev), L, _to_device(dest, dev), slots)
     for i, (s, f) in enumerate(zip(sessions, feeds)):
         n = len(s.ids)
         for l in s.cache.layers: l.n = n
@@ -491,7 +492,8 @@ def run(self:Scheduler, jobs:list, # callables, each answering one item (called 
         self._abort = True
         with torch.inference_mode():                 # (the mode the workers' own contexts restore as they unwind)
             for w in workers:
-                if w.glet.gr_frame is not None: w.glet.switch()   # waiting in `request`: it raises `_Abort` and ends
+                if w.glet.gr_frame is None: continue              # not started, or ended
+                w.glet.parent = greenlet.getcurrent(); w.glet.switch()   # waiting in `request`: raises `_Abort`, ends
         self.io.shutdown(wait=True); self.engine.scheduler = self.current = None
 
 # %% ../nbs/13_batch.ipynb #f5838a8b

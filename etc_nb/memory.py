@@ -47,10 +47,11 @@ def workspace_bytes(model, # the model
     c, H, kv, d, e = _shape(model)
     own, V = capacity - n_prefix, c.vocab_size
     per_score = 4 * 4 + 2 * e                         # products, concatenated (dtype); s, masked, p, rows (fp32); p
-    step = slots * H * capacity * per_score + 2 * 4 * slots * V
+    last = lambda rows: 4 * kv * d * (rows * own + n_prefix)        # the last layer's fp32 copy of the keys it reads
+    step = slots * H * capacity * per_score + 2 * 4 * slots * V + last(slots)
     tokens = max(own, prefill_tokens); rows = min(slots, tokens)
     prefill = (tokens * (H * capacity * per_score + 3 * c.intermediate_size * e + 4 * c.hidden_size * e)
-               + 2 * rows * kv * own * d * e + 4 * rows * V)
+               + 2 * rows * kv * own * d * e + 4 * rows * V + last(rows))
     return step + prefill
 
 # %% ../nbs/13a_memory.ipynb #ef8d9632
