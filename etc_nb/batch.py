@@ -41,7 +41,7 @@ class SlotLayer(GrowingLayer):
         n, m, P = self.n, key_states.shape[-2], self.pool.n_prefix
         if n < P: raise ValueError(f"a slot cropped into the shared prefix ({n} < {P} positions) cannot be written")
         self.pool.forget([self.slot])                               # a guess read the keys this rewrites
-        self._reserve(n + m)                                        # (may grow the pool: `_k`, `_v` re-pointed)
+        self.pool.reserve(n + m)                                    # (may grow the pool: `_k`, `_v` re-pointed)
         self._k[..., n-P:n-P+m, :], self._v[..., n-P:n-P+m, :] = key_states, value_states
         self.n = n + m
         return self.keys, self.values
@@ -53,9 +53,6 @@ class SlotLayer(GrowingLayer):
     def _point(self): # (re)bind the views of the slot's own positions after the pool grew
         self._k = self.pool.k[self.layer][self.slot:self.slot+1]
         self._v = self.pool.v[self.layer][self.slot:self.slot+1]
-
-    def _reserve(self, need:int, k=None, v=None):
-        if need > self.pool.capacity - 1: self.pool.grow(need + 1)
 
 # %% ../nbs/13_batch.ipynb #616afff2
 class SlotPool:
@@ -93,6 +90,10 @@ class SlotPool:
     def _cache(self, slot:int)->DynamicCache:
         c = DynamicCache(); c.layers = [SlotLayer(self, i, slot) for i in range(len(self.k))]
         return c
+
+    def reserve(self, n:int):
+        "Room for positions [0, n) in every slot, besides the never-used last one (grows the pool if needed)"
+        if n > self.capacity - 1: self.grow(n + 1)
 
     def forget(self, slots:list):
         "Drop the speculative step's guesses for slots whose keys are being rewritten (`decode_step`, overlap)"
@@ -135,6 +136,10 @@ class SlotSession(Session):
         self.slot = slot; super().__init__(engine, prefix, case=case, context=context, text=text)
     _pre = _host_row = None     # signals a batched step computed for the pending choice; the token's row on the host
     def _fork(self, prefix): return self.engine.pool(prefix).cache(self.slot)
+    def _cached_to(self, n:int):
+        "A batched pass ran positions up to `n`: the cache holds [0, n)"
+        for l in self.cache.layers: l.n = n
+        self.n_cached = n
     def _forward(self):
         if len(self.ids) == self.n_cached: return self.logits
         self._pre = self._host_row = None; return self.engine.submit(self)
@@ -275,7 +280,7 @@ def _launch(pool:SlotPool, eng, ids:torch.Tensor, # (slots, 1) the token each po
     "Start one decode step: the plain forward, or on CUDA the captured graph of its bucket"
     graph = eng.cuda_graphs and eng.model.device.type == 'cuda'
     b, L = max(at) + 1, max(at.values()) + 1
-    if L > pool.capacity - 1: pool.grow(L + 1)             # (before the positions: idle rows write at the last one)
+    pool.reserve(L)                                        # (before the positions: idle rows write at the last one)
     if graph: b, L = pool.bucket(b, L)
     pos = torch.full((b, 1), pool.capacity - 1)            # idle rows write past every sequence, where no row reads
     for slot, p in at.items(): pos[slot, 0] = p
@@ -287,13 +292,15 @@ def _launch(pool:SlotPool, eng, ids:torch.Tensor, # (slots, 1) the token each po
 
 def _guess(sig:torch.Tensor)->torch.Tensor: return sig[:, 0].long() # the next token of each row: its arg-max
 
-def _speculate(pool:SlotPool, eng, sessions:list, outs:dict)->tuple|None: # (step outputs, {slot: position})
+def _speculate(pool:SlotPool, eng, sessions:list, outs:dict, # {slot: the step outputs the session's row is in}
+               steps:list, # those step outputs, each once
+              )->tuple|None: # (the next step's outputs, {slot: position})
     "Start the sessions' next step, each fed the arg-max of this step's logits, before the host has read them"
-    if any(o[1] is None for o in outs.values()): return None          # no signals on the device: nothing to guess from
+    if any(o[1] is None for o in steps): return None                 # no signals on the device: nothing to guess from
     at = {s.slot: s.n_cached + 1 for s in sessions}
     if max(at.values()) + 1 > pool.capacity - 1: return None         # (a guess never grows the pool)
     dev = eng.model.device; ids = torch.zeros(pool.slots, 1, dtype=torch.long, device=dev)
-    for o in {id(o): o for o in outs.values()}.values():
+    for o in steps:
         rows = _to_device(torch.tensor([s.slot for s in sessions if outs[s.slot] is o]), dev)
         ids[rows, 0] = _guess(o[1][rows])                             # the arg-max, never leaving the device
     return _launch(pool, eng, ids, at), at
@@ -307,10 +314,10 @@ def take_ahead(self:SlotPool, sessions:list)->dict: # {slot: step outputs} for t
     return {s.slot: out for s in sessions if expect.get(s.slot) == (s, s.n_cached, s.ids[s.n_cached])}
 
 # %% ../nbs/13_batch.ipynb #3bdbc473
-def _to_host(outs:dict)->dict: # id(step outputs) -> [signals|None, head-mean rows (b, L)|None, their host copy|None]
+def _to_host(steps:list)->dict: # id(step outputs) -> [signals|None, head-mean rows (b, L)|None, their host copy|None]
     "Queue every step's signals and head-averaged rows for the host (one copy each)"
     res = {}
-    for o in {id(o): o for o in outs.values()}.values():
+    for o in steps:
         mean = None if o[2] is None else o[2].mean(1)
         res[id(o)] = [None if o[1] is None else o[1].to('cpu', non_blocking=True), mean,
                       None if mean is None else mean.to('cpu', non_blocking=True)]
@@ -333,10 +340,11 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
         ids = torch.zeros(pool.slots, 1, dtype=torch.long)
         for s in rest: ids[s.slot, 0] = s.ids[s.n_cached]
         out = _launch(pool, eng, ids, {s.slot: s.n_cached for s in rest}); outs.update({s.slot: out for s in rest})
-    host = _to_host(outs)
+    steps = list({id(o): o for o in outs.values()}.values())                # the step ahead's, this step's, or both
+    host = _to_host(steps)
     if cuda: copied = torch.cuda.Event(); copied.record(torch.cuda.current_stream(dev))
-    ahead = _speculate(pool, eng, sessions, outs) if eng.overlap else None   # queued after the copies: it runs while
-    if cuda: copied.synchronize()                                             # the host works on this step
+    ahead = _speculate(pool, eng, sessions, outs, steps) if eng.overlap else None   # queued after the copies: it runs
+    if cuda: copied.synchronize()                                   # while the host works on this step
     for h in host.values():
         if h[0] is not None: h[0] = h[0].tolist()
         if h[2] is not None: h[2] = h[2].numpy()
@@ -345,14 +353,13 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
         raise ValueError(NONFINITE_LOGITS)                           # what `token_signals` checks outside a graph
     for s in sessions: _land(s, outs[s.slot], host[id(outs[s.slot])])
     if ahead is not None:                                                    # what was guessed, now on the host
-        guessed = {s.slot: int(_guess(torch.tensor([s._pre]))[0]) for s in sessions}   # (what `_guess` fed it)
-        pool.ahead = ahead[0], {s.slot: (s, s.n_cached, guessed[s.slot]) for s in sessions}
+        guessed = _guess(torch.tensor([s._pre for s in sessions])).tolist()     # (what `_guess` fed it, all at once)
+        pool.ahead = ahead[0], {s.slot: (s, s.n_cached, g) for s, g in zip(sessions, guessed)}
 
 def _land(s:SlotSession, out:tuple, host:list):
     "Hand a session its row of a step: cache length, logits, signals, attention row"
     logits, _, rows = out; sig, mean, mean_host = host; n = s.n_cached + 1
-    for l in s.cache.layers: l.n = n
-    s.n_cached, s.logits = n, logits[s.slot]
+    s._cached_to(n); s.logits = logits[s.slot]
     if sig is not None: s._pre = sig[s.slot]
     if rows is not None:                  # copies: a stored row must not keep the whole step's tensor alive
         a = rows[s.slot][:, None, :n]
@@ -414,7 +421,7 @@ def prefill_step(pool:SlotPool, # the pool the sessions' caches live in
     for s in sessions:
         if s.n_cached < P: raise ValueError(f"slot {s.slot}: cropped into the shared prefix ({s.n_cached} < {P})")
     L = max(len(s.ids) for s in sessions)
-    if L > pool.capacity - 1: pool.grow(L + 1)
+    pool.reserve(L)
     ids, pos = torch.zeros(len(sessions), T, dtype=torch.long), torch.zeros(len(sessions), T, dtype=torch.long)
     dest = torch.full((len(sessions), T), pool.capacity - 1)                 # padding writes at the never-used position
     for i, (s, f) in enumerate(zip(sessions, feeds)):
@@ -423,9 +430,7 @@ def prefill_step(pool:SlotPool, # the pool the sessions' caches live in
     slots = _to_device(torch.tensor([s.slot for s in sessions]), dev)
     logits, _, rows = _run_step(pool, eng, _to_device(ids, dev), _to_device(pos, dev), L, _to_device(dest, dev), slots)
     for i, (s, f) in enumerate(zip(sessions, feeds)):
-        n = len(s.ids)
-        for l in s.cache.layers: l.n = n
-        s.n_cached, s.logits = n, logits[i]
+        n = len(s.ids); s._cached_to(n); s.logits = logits[i]
         if rows is not None:                  # a copy: a session's rows must not keep the whole pass's tensor alive
             s._add_rows(rows[i, :, T - len(f):, :n].clone())
 
