@@ -1,6 +1,9 @@
 """Results-format benchmark (issue 37): how small can the committed results be, one file per job, losing nothing?
 
-    python benchmarks/results_format.py             # every committed data/results/**/traces.jsonl.gz, ~8 min on 2 cores
+It decided the layout the results are committed in now (issue 49: one zstd file per row and split, `per_row_split`
+below); it reads the committed records from that layout and measures every candidate again.
+
+    python benchmarks/results_format.py             # every committed data/results/<experiment>/<model>/, ~8 min on 2 cores
     python benchmarks/results_format.py --quick     # seconds: the first 3 jobs of the smallest experiment (CI; measures nothing)
 
 A job is what `22_experiments` calls one: the records of one (row, split, method configuration) of one experiment and
@@ -117,10 +120,13 @@ CODECS = { # name -> (encode(records, their JSON lines, anchor bytes), decode(fi
     'zstd19_anchor': (lambda rs, raw, a: _zstd(a).compress(raw), lambda b, a: _unjsonl(_zstd_decompress(b, a))),
 }
 
-def jobs_of(path:Path)->dict: # (row, split, method) -> records, in file order
+def trace_files(folder:Path)->list: # the folder's trace files (`<row>-<split>.jsonl.zst`; not L-RAG's `.verify.` ones)
+    return [f for f in sorted(folder.glob('*.jsonl.zst')) if '.' not in f.name.removesuffix('.jsonl.zst')]
+
+def jobs_of(folder:Path)->dict: # (row, split, method) -> records, in file order
     jobs = collections.defaultdict(list)
-    with gzip.open(path, 'rt', encoding='utf-8') as f:
-        for line in f: r = json.loads(line); jobs[(r.get('dataset'), r.get('split'), r['method'])].append(r)
+    for f in trace_files(folder):
+        for r in _unjsonl(_zstd_decompress(f.read_bytes())): jobs[(r.get('dataset'), r.get('split'), r['method'])].append(r)
     return jobs
 
 def _same(a:list, b:list)->bool: return [json.dumps(r, sort_keys=True) for r in a] == [json.dumps(r, sort_keys=True) for r in b]
@@ -150,17 +156,18 @@ def _by_row_split(jobs)->list:
 
 def tree_bytes()->int: # bytes of the tracked files other than the results' JSON-lines files
     files = subprocess.run(['git', 'ls-files', '-z'], cwd=ROOT, capture_output=True, check=True).stdout.decode().split('\0')
-    return sum((ROOT/f).stat().st_size for f in files if f and not (f.startswith('data/results/') and f.endswith('.jsonl.gz')) and (ROOT/f).is_file())
+    return sum((ROOT/f).stat().st_size for f in files if f and not (f.startswith('data/results/') and f.endswith('.jsonl.zst')) and (ROOT/f).is_file())
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--quick', action='store_true', help='the first 3 jobs of the smallest experiment (CI: measures nothing)')
     p.add_argument('--budget-mib', type=float, default=40, help='the tracked tree budget (MiB)')
     a = p.parse_args(argv)
-    paths = sorted((ROOT/'data'/'results').glob('**/traces.jsonl.gz'), key=lambda q: q.stat().st_size if a.quick else str(q))
-    if not paths: sys.exit("benchmarks/results_format.py: no data/results/**/traces.jsonl.gz to measure")
+    size = lambda d: sum(f.stat().st_size for f in trace_files(d))
+    paths = sorted({f.parent for f in (ROOT/'data'/'results').glob('**/*.jsonl.zst')}, key=lambda d: size(d) if a.quick else str(d))
+    if not paths: sys.exit("benchmarks/results_format.py: no data/results/**/*.jsonl.zst to measure")
     out = measure(paths[:1] if a.quick else paths, 3 if a.quick else None)
-    other = tree_bytes(); out |= dict(committed_bytes=sum(q.stat().st_size for q in paths), other_tracked_bytes=other,
+    other = tree_bytes(); out |= dict(committed_bytes=sum(map(size, paths)), other_tracked_bytes=other,
                                       results_budget_bytes=int(a.budget_mib * 2**20) - other, quick=a.quick)
     print(json.dumps(out))
 

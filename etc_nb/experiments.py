@@ -6,9 +6,9 @@
 __all__ = ['ROWS', 'RUN_FLAGS', 'EXPORT_FIELDS', 'SWEEPS', 'GRIDS', 'REFERENCE_METHODS', 'SWEEP_TARGETS', 'MAIN_METHODS',
            'ABLATION_METHODS', 'BIOMEDICAL_METHODS', 'EXPERIMENTS', 'BUDGET_THETAS', 'TUNED_FROM', 'Row',
            'missing_files', 'runnable_rows', 'Job', 'job', 'experiment_name', 'runs_root', 'run_job', 'job_command',
-           'kept_format', 'summarize', 'experiment_dir', 'committed_jobs', 'export_experiment', 'restore_runs',
-           'load_experiment', 'tuning_jobs', 'pick_best', 'with_score', 'sweep_table', 'tuned_params', 'pick_threshold',
-           'method_params', 'experiment_jobs', 'experiment_cli', 'run_experiment']
+           'kept_format', 'summarize', 'experiment_dir', 'committed_jobs', 'question_order', 'export_experiment',
+           'restore_runs', 'load_experiment', 'tuning_jobs', 'pick_best', 'with_score', 'sweep_table', 'tuned_params',
+           'pick_threshold', 'method_params', 'experiment_jobs', 'experiment_cli', 'run_experiment']
 
 # %% ../nbs/22_experiments.ipynb #9c2c234f
 import functools, json, subprocess
@@ -297,6 +297,13 @@ def _source(run_cfg:dict)->str: # what a run read: its questions' variant and it
     c = run_cfg.get('corpus') or {}
     return f"{run_cfg.get('variant')} over {c.get('name')} ({c.get('fingerprint')})"
 
+def question_order(records:list)->dict: # '<row>-<split>' -> its question ids
+    "Each row and split's question ids in slice order (those the dataset here lacks after, as the records list them)"
+    seen = {}
+    for r in records: qs = seen.setdefault((r['dataset'], r['split']), {}); qs.setdefault(r['qid'], len(qs))
+    def ordered(row, split, qs): pos = _slice_qids(row, split); return sorted(qs, key=lambda q: (pos.get(q, len(pos)), qs[q]))
+    return {f"{row}-{split}": ordered(row, split, qs) for (row, split), qs in seen.items()}
+
 def _export(experiment, model, jobs, out, runs)->Path:
     old = committed_jobs(experiment, model, out)
     if experiment not in SWEEPS:                                   # a re-tuned threshold replaces the old configuration
@@ -321,8 +328,9 @@ def _export(experiment, model, jobs, out, runs)->Path:
                              prompt_format=j.prompt_format, run=run_cfg,
                              compute=read_compute(j.folder(model, runs)) or (d or {}).get('compute', [])))
     if not recs: raise UsageError(f"no finished records for {experiment}/{model}: run the jobs first")
-    # each file written aside, then renamed (no reader sees half a file); no gzip time stamp: same records, same bytes
-    return write_results(out, dict(experiment=experiment, model=model, jobs=cfg_jobs), summarize(recs), traces=recs)
+    # each changed file written aside, then renamed (no reader sees half a file); unchanged row files are not written
+    cfg = dict(experiment=experiment, model=model, jobs=cfg_jobs, question_order=question_order(recs))
+    return write_results(out, cfg, summarize(recs), traces=recs)
 
 # %% ../nbs/22_experiments.ipynb #518c5eb1
 def export_experiment(experiment:str, # experiment name

@@ -8,8 +8,8 @@ __all__ = ['CHUNK_UNITS', 'SUMMARY_SCOPES', 'PASS_METHODS', 'RETRIEVING', 'GATE_
            'paragraph_ids', 'lrag_corpus', 'articles_of', 'document_summary', 'method_prompt', 'model_input',
            'first_line', 'line_ended', 'Generation', 'generate', 'mean_entropy', 'gate_fires', 'answer_scores',
            'Context', 'LRAG', 'lrag_name', 'compose_lrag', 'same_record', 'by_method', 'tau_sweep', 'latency_saving',
-           'break_even', 'entropy_cost', 'run_methods', 'run_lrag', 'complete_questions', 'export_results',
-           'load_results']
+           'break_even', 'entropy_cost', 'run_methods', 'run_lrag', 'complete_questions', 'results_table',
+           'export_results', 'load_results']
 
 # %% ../nbs/23_lrag.ipynb #a5c3b6e9
 import dataclasses, json, math, random, re, time
@@ -491,29 +491,37 @@ def complete_questions(records:list, methods:list)->list: # qids that have a rec
     return [q for q, ms in got.items() if set(methods) <= ms]
 
 # %% ../nbs/23_lrag.ipynb #c8bd4b15
+def results_table(records:list, # the exported trace records (any order)
+                  config:dict, # the run's config (its τ values and question order)
+                  sweep_taus=tuple(np.round(np.arange(0, 3.01, 0.1), 1)), # τ grid of the sweep rows
+                 )->pd.DataFrame: # `summary.csv`: one row per method, then the sweep
+    "L-RAG's summary table: each method, then the (n, τ) sweep, over records in the run's method and question order"
+    methods, at = run_methods(config['gate']['taus']), {q: i for i, q in enumerate(config['questions']['order'])}
+    records = sorted(records, key=lambda r: (methods.index(r['method']), at[r['qid']]))
+    summ = summary_table(records, SUMMARY_SPEC).loc[methods].reset_index().assign(kind='method', gate_n=None, tau=None)
+    sweep = tau_sweep(records, sweep_taus, GATE_NS).assign(kind='sweep')
+    sweep['method'] = [f'lrag_n{n}_tau{t:.1f}' for n, t in zip(sweep.gate_n, sweep.tau)]
+    return pd.concat([summ, sweep]).reindex(columns=['kind', 'method', 'gate_n', 'tau', *SUMMARY_COLS])
+
+# %% ../nbs/23_lrag.ipynb #fa4431f4
 def export_results(run:str|Path, # run folder of `run_lrag`
                    dest:str|Path|None=None, # default `data/results/lrag/<model slug>`
                    sweep_taus=tuple(np.round(np.arange(0, 3.01, 0.1), 1)), # τ grid of the sweep rows
                   )->Path:
-    "Write config.json, summary.csv, traces.jsonl.gz and verify.jsonl.gz of a run (complete questions only)"
+    "Write config.json, summary.csv and the trace and verify records of a run (complete questions only)"
     run = Path(run); cfg = json.loads((run/'config.json').read_text())
     dest = Path(dest or results_dir()/'lrag'/model_slug(cfg['model']))
     methods = run_methods(cfg['gate']['taus'])
     last = {(r['method'], r['qid']): r for r in read_traces(run/'traces.jsonl')}
     qids = complete_questions(last.values(), methods)
-    order = {q: i for i, q in enumerate(cfg['questions']['order'])}
-    qids.sort(key=order.__getitem__)
     records = [last[m, q] for m in methods for q in qids]
     verify = [v for v in read_traces(run/'verify.jsonl') if (v['method'], v['qid']) in last]
     diffs = {f"{v['method']}/{v['qid']}": d for v in verify if (d := same_record(v, last[v['method'], v['qid']]))}
     cfg |= dict(n_done=len(qids), complete=len(qids) == cfg['questions']['n'],
                 verified=dict(questions=len({v['qid'] for v in verify}), records=len(verify),
                               identical=len(verify) - len(diffs), differences=diffs))
-    summ = summary_table(records, SUMMARY_SPEC).loc[methods].reset_index().assign(kind='method', gate_n=None, tau=None)
-    sweep = tau_sweep(records, sweep_taus, GATE_NS).assign(kind='sweep')
-    sweep['method'] = [f'lrag_n{n}_tau{t:.1f}' for n, t in zip(sweep.gate_n, sweep.tau)]
-    table = pd.concat([summ, sweep]).reindex(columns=['kind', 'method', 'gate_n', 'tau', *SUMMARY_COLS])
-    return write_results(dest, cfg, table, float_format='%.10g', ensure_ascii=False, traces=records, verify=verify)
+    return write_results(dest, cfg, results_table(records, cfg, sweep_taus), float_format='%.10g', ensure_ascii=False,
+                         row=cfg['questions']['dataset'], split='dev', traces=records, verify=verify)
 
 # %% ../nbs/23_lrag.ipynb #174475fe
 def load_results(folder:str|Path)->tuple: # (config dict, summary DataFrame, trace records, verify records)

@@ -4,13 +4,14 @@
 
 # %% auto #0
 __all__ = ['read_traces', 'method_configs', 'run_config', 'config_diff', 'with_defaults', 'check_config', 'log_compute',
-           'read_compute', 'in_run_order', 'default_out', 'summary_table', 'write_results', 'read_results']
+           'read_compute', 'in_run_order', 'default_out', 'summary_table', 'row_file', 'record_files', 'write_results',
+           'read_results']
 
 # %% ../nbs/14_runs.ipynb #c4c14a1d
-import gzip, json
+import json
 from pathlib import Path
 import pandas as pd
-from .core import DataError, UsageError, check_args, is_bundled, project_root, write_jsonl_gz
+from .core import DataError, UsageError, check_args, is_bundled, project_root, read_jsonl_zst, read_zst, write_zst, jsonl_bytes
 from .evaluation import efficiency_table
 from .lm import Compute, compute_note
 from .loop import METHODS, Loop, MethodConfig, method_config, method_definitions, trigger_params
@@ -149,31 +150,69 @@ def summary_table(records:list, # run records
     if any('acc' in r for r in records): t.insert(1, 'acc', by['acc'].mean())
     return t
 
+# %% ../nbs/14_runs.ipynb #5609a778
+def row_file(row:str, # a row label, e.g. '2wikimultihopqa'
+             split:str, # 'test', 'validation', ...
+             name:str='traces', # the record list: 'traces', or another (L-RAG's 'verify')
+            )->str: # e.g. '2wikimultihopqa-test.jsonl.zst', 'squad2-dev.verify.jsonl.zst'
+    "The file name of one row and split's records in a results folder"
+    return f"{row}-{split}{'' if name == 'traces' else '.' + name}.jsonl.zst"
+
+# %% ../nbs/14_runs.ipynb #d89baf60
+def record_files(ensure_ascii:bool=True, # escape non-ASCII characters
+                 row:str|None=None, # the row of records without a `dataset`
+                 split:str|None=None, # the split of records without a `split`
+                 **records, # name -> records
+                )->dict: # file name -> its uncompressed JSON lines
+    "The record files of a results folder, each row and split's records sorted by (method, qid)"
+    files = {}
+    for name, rs in records.items():
+        for r in rs:
+            r_row, r_split = r.get('dataset') or row, r.get('split') or split
+            if r_row is None or r_split is None: raise UsageError(f"record {r.get('qid')!r} names no row or split")
+            files.setdefault(row_file(r_row, r_split, name), []).append(r)
+    return {n: jsonl_bytes(sorted(rs, key=lambda r: (r['method'], str(r['qid']))), ensure_ascii) for n, rs in files.items()}
+
 # %% ../nbs/14_runs.ipynb #45030fd0
+def _holds(path:Path, data:bytes)->bool: return path.exists() and read_zst(path) == data
+
 def write_results(dest:str|Path, # the results folder (created if missing)
                   config:dict, # written as `config.json`
                   summary:pd.DataFrame, # written as `summary.csv` (without its index)
                   float_format:str|None=None, # `summary.csv`'s number format (default: pandas')
                   ensure_ascii:bool=True, # escape non-ASCII characters in the record files
-                  **records, # name -> records, written as `<name>.jsonl.gz`
+                  row:str|None=None, # the row of records without a `dataset` (`record_files`)
+                  split:str|None=None, # the split of records without a `split`
+                  **records, # name -> records, written as `row_file(row, split, name)` per row and split
                  )->Path: # the results folder
-    "Write a results folder: `config.json`, `summary.csv` and a `<name>.jsonl.gz` per record list, each file whole"
+    "Write a results folder: `config.json`, `summary.csv` and the record files whose records changed"
     dest = Path(dest); dest.mkdir(parents=True, exist_ok=True)
-    part = lambda n: dest/f'{n}.part'
-    for name, rs in records.items(): write_jsonl_gz(part(f'{name}.jsonl.gz'), rs, ensure_ascii=ensure_ascii)
-    summary.to_csv(part('summary.csv'), index=False, float_format=float_format)
-    part('config.json').write_text(json.dumps(config, indent=1))
-    for n in [f'{name}.jsonl.gz' for name in records] + ['summary.csv', 'config.json']: part(n).replace(dest/n)
+    files = record_files(ensure_ascii, row, split, **records)
+    changed = [n for n, data in files.items() if not _holds(dest/n, data)]
+    for n in changed: write_zst(dest/f'{n}.part', files[n])
+    summary.to_csv(dest/'summary.csv.part', index=False, float_format=float_format)
+    (dest/'config.json.part').write_text(json.dumps(config, indent=1))
+    for n in changed + ['summary.csv', 'config.json']: (dest/f'{n}.part').replace(dest/n)
+    for p in [*dest.glob('*.jsonl.zst'), *dest.glob('*.jsonl.gz')]:
+        if p.name not in files: p.unlink()
     return dest
 
 # %% ../nbs/14_runs.ipynb #702af0b9
+def _list_of(p:Path)->str: # the record list a file belongs to: 'x-test.jsonl.zst' -> 'traces'
+    stem = p.name.removesuffix('.jsonl.zst'); return stem.split('.', 1)[1] if '.' in stem else 'traces'
+
+def _in_job_order(config:dict, records:list)->list: # an experiment's records: its config's jobs, then slice order
+    at = {(j['row'], j['split'], j['name']): i for i, j in enumerate(config.get('jobs', []))}
+    pos = {(*k.rsplit('-', 1), q): i for k, qs in config.get('question_order', {}).items() for i, q in enumerate(qs)}
+    key = lambda r: (at.get((r.get('dataset'), r.get('split'), r['method']), len(at)),
+                     pos.get((r.get('dataset'), r.get('split'), r['qid']), len(pos)))
+    return sorted(records, key=key)
+
 def read_results(folder:str|Path, # a results folder written by `write_results`
-                 *names:str, # record files to read (default: 'traces')
+                 *names:str, # record lists to read (default: 'traces')
                 )->tuple: # (config, summary DataFrame, records of each name ...)
-    "Read a results folder: its config, its summary and the records of each named file"
-    folder = Path(folder)
-    def records(name):
-        "The records of `<name>.jsonl.gz`"
-        with gzip.open(folder/f'{name}.jsonl.gz', 'rt', encoding='utf-8') as f: return [json.loads(l) for l in f]
-    return (json.loads((folder/'config.json').read_text()), pd.read_csv(folder/'summary.csv'),
-            *map(records, names or ('traces',)))
+    "Read a results folder: its config, its summary and the records of each named list"
+    folder = Path(folder); config = json.loads((folder/'config.json').read_text())
+    paths = sorted(folder.glob('*.jsonl.zst'))
+    def records(name): return _in_job_order(config, [r for p in paths if _list_of(p) == name for r in read_jsonl_zst(p)])
+    return (config, pd.read_csv(folder/'summary.csv'), *map(records, names or ('traces',)))
