@@ -10,9 +10,10 @@ batched run does: a new search thread per run (`13_batch`'s scheduler), greenlet
 thread meanwhile, and a thread forcing JVM garbage collections, i.e. safepoints, which compiled Java code reaches through
 a deliberate fault (the accelerant: without it the same crash waits for the JVM's own safepoints).
 
-`--clobber ray` runs `ray.init()` and `ray.shutdown()` in the process after Lucene started, as a test worker that ran
-`16_scale` (`run(..., workers=2)`) after a notebook that used Lucene did; `--clobber dfl` leaves what those two leave
-(SIGSEGV at its default action), in a millisecond instead of half a minute; `--clobber none` leaves the handlers alone.
+`--clobber ray` starts and stops a local Ray cluster in the process after Lucene started (`etc_nb.scale.ray_cluster`:
+`ray.init()`, `ray.shutdown()`), as a test worker that ran `16_scale` (`run(..., workers=2)`) after a notebook that used
+Lucene did; `--clobber dfl` leaves what those two leave (SIGSEGV at its default action), in a millisecond instead of
+half a minute or more; `--clobber none` leaves the handlers alone.
 `--busy N` keeps N busy-loop processes running beside the runs (default: one per core). The summary line counts runs
 that died of a signal, runs that failed otherwise, and clean runs; the exit status is 1 unless every run was clean.
 Run it against another checkout's code with PYTHONPATH (say, the code before a fix).
@@ -28,11 +29,12 @@ def child(args):
     from etc_nb.corpus import from_paragraphs, write_dpr_tsv
     from etc_nb.data import dataset_paragraphs
     from etc_nb.lucene import lucene, lucene_retriever
-    corpus = from_paragraphs(dataset_paragraphs('2wikimultihopqa'), words=100, name='stress')
+    paragraphs = list(dataset_paragraphs('2wikimultihopqa'))[:args.paragraphs]
+    corpus = from_paragraphs(paragraphs, words=100, name=f'stress-{len(paragraphs)}')
     index = lucene_retriever(corpus).inner                   # real Lucene, no retrieval cache in front
     if args.clobber == 'ray':
-        import ray
-        ray.init(address='local', num_cpus=1, include_dashboard=False, log_to_driver=False); ray.shutdown()
+        from etc_nb.scale import ray_cluster
+        with ray_cluster(num_cpus=1): pass                   # what run(..., workers=N) starts and stops
     elif args.clobber == 'dfl': signal.signal(signal.SIGSEGV, signal.SIG_DFL)
     words, rng, done = ' '.join(corpus.texts).split(), random.Random(args.seed), threading.Event()
     System = lucene()['System']
@@ -59,6 +61,7 @@ def child(args):
     finally: done.set(); gc.join()
 
 def main(args):
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))                 # (the busy loops go with it)
     busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass']) for _ in range(args.busy)]
     counts, t0 = dict(crashed=0, failed=0, ok=0), time.time()
     env = {**os.environ, 'ETC_NB_CACHE': tempfile.mkdtemp(prefix='lucene_stress_')}   # the index, built once
@@ -68,7 +71,7 @@ def main(args):
                 t = time.time()
                 p = subprocess.run([sys.executable, __file__, '--child', '--tmp', tmp, '--seed', str(i),
                                     *(f'--{k}={v}' for k, v in vars(args).items()
-                                      if k in ('clobber', 'mode', 'rounds', 'steps', 'questions'))],
+                                      if k in ('clobber', 'mode', 'rounds', 'steps', 'questions', 'paragraphs'))],
                                    env=env, cwd=tmp, capture_output=True, text=True)
                 java_reports = [f for f in os.listdir(tmp) if f.startswith('hs_err')]
             kind = 'crashed' if p.returncode < 0 else 'failed' if p.returncode else 'ok'
@@ -79,7 +82,8 @@ def main(args):
             if kind != 'ok' and p.stderr.strip(): print('   ' + '\n   '.join(p.stderr.strip().splitlines()[-12:]))
     finally:
         for b in busy: b.kill()
-    print(f"{args.runs} runs (--clobber {args.clobber}, --mode {args.mode}, {args.busy} busy loops) in "
+    print(f"{args.runs} runs (--clobber {args.clobber}, --mode {args.mode}, --rounds {args.rounds}, --steps {args.steps}, "
+          f"--paragraphs {args.paragraphs}, {args.busy} busy loops) in "
           f"{time.time() - t0:.0f} s: {counts['crashed']} crashed, {counts['failed']} failed, {counts['ok']} ok")
     return 0 if counts['ok'] == args.runs else 1
 
@@ -89,8 +93,9 @@ if __name__ == '__main__':
     p.add_argument('--clobber', choices=('none', 'dfl', 'ray'), default='dfl', help='what happens to the signal handlers')
     p.add_argument('--mode', choices=('search', 'run'), default='search',
                    help="search: the scheduler's pattern, searches only; run: etc_nb's run(..., retriever='lucene')")
-    p.add_argument('--rounds', type=int, default=4, help='search mode: batched runs per process')
-    p.add_argument('--steps', type=int, default=10, help='search mode: steps with searches per batched run')
+    p.add_argument('--rounds', type=int, default=2, help='search mode: batched runs per process')
+    p.add_argument('--steps', type=int, default=6, help='search mode: steps with searches per batched run')
+    p.add_argument('--paragraphs', type=int, default=2000, help="the first paragraphs of 2WikiMultihopQA's corpus")
     p.add_argument('--questions', type=int, default=4, help='run mode: questions per method')
     p.add_argument('--busy', type=int, default=os.cpu_count(), help='busy-loop processes beside the runs')
     p.add_argument('--child', action='store_true', help=argparse.SUPPRESS)
