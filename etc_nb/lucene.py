@@ -8,11 +8,11 @@ __all__ = ['LUCENE_INSTALL', 'JVM_SIGNALS', 'lucene_missing', 'sigaction', 'rest
            'analysis_agreement', 'retrieval_agreement']
 
 # %% ../nbs/10a_lucene.ipynb #59ffd22b
-import ctypes, faulthandler, functools, glob, hashlib, importlib.util, json, os, shutil, signal, sys, threading
+import ctypes, functools, glob, hashlib, importlib.util, json, os, shutil, signal, threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from .analyzer import EnglishAnalyzer
-from .core import cache_dir
+from .core import cache_dir, crash_stacks
 from .corpus import Corpus
 from .retrieval import BM25Index, CachedRetriever, Retriever
 
@@ -90,7 +90,7 @@ def lucene()->dict:
     if not jnius_config.vm_running:
         jars = Path(pyserini.__file__).parent/'resources'/'jars'
         jnius_config.add_classpath(*glob.glob(str(jars/'anserini-*-fatjar.jar')))
-        if not faulthandler.is_enabled(): faulthandler.enable(sys.__stderr__, all_threads=True)   # before the JVM's
+        crash_stacks()                                      # faulthandler on before the JVM's handlers go in
     from jnius import autoclass, cast
     j = {k: autoclass(v) for k, v in _CLASSES.items()} | dict(cast=cast)                     # (the JVM starts here)
     _jvm_handlers.update({s: sigaction(s) for s in JVM_SIGNALS})
