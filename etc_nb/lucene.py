@@ -47,7 +47,7 @@ def restore_jvm_signals()->list: # the names of the signals whose JVM handler wa
     return [signal.Signals(s).name for s in replaced]
 
 # %% ../nbs/10a_lucene.ipynb #830980e4
-_jvm = dict(pid=None, pool=None, thread=None)
+_jvm, _jvm_lock = dict(pid=None, pool=None, thread=None), threading.Lock()
 
 def _enter_jvm_thread(): _jvm['thread'] = threading.current_thread()
 
@@ -58,9 +58,11 @@ def on_jvm(fn): # a function that calls Java
     @functools.wraps(fn)
     def _f(*args, **kwargs):
         if threading.current_thread() is _jvm['thread']: return fn(*args, **kwargs)
-        if _jvm['pid'] != os.getpid():
-            if _jvm['pid'] is not None: raise RuntimeError("a JVM does not survive fork: use Lucene in a fresh process")
-            _jvm.update(pid=os.getpid(), pool=ThreadPoolExecutor(1, 'etc_nb-jvm', initializer=_enter_jvm_thread))
+        with _jvm_lock:                                                    # (two first calls: one thread)
+            if _jvm['pid'] != os.getpid():
+                if _jvm['pid'] is not None:
+                    raise RuntimeError("a JVM does not survive fork: use Lucene in a new process")
+                _jvm.update(pid=os.getpid(), pool=ThreadPoolExecutor(1, 'etc_nb-jvm', initializer=_enter_jvm_thread))
         return _jvm['pool'].submit(_checked, fn, args, kwargs).result()
     return _f
 
