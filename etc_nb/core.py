@@ -6,10 +6,11 @@
 __all__ = ['ARG_RULES', 'project_root', 'results_dir', 'figures_dir', 'cache_dir', 'jsonl_bytes', 'write_zst', 'read_zst',
            'read_jsonl_zst', 'locked', 'UsageError', 'DataError', 'DataNotFound', 'Busy', 'held_by_flock',
            'hold_run_folder', 'parse_shard', 'check_args', 'data_dirs', 'bundled_dir', 'is_bundled', 'find_data',
-           'benchmark_file', 'load_nlp', 'script_main', 'console_script', 'script_command', 'script_runs']
+           'benchmark_file', 'load_nlp', 'crash_stacks', 'script_main', 'console_script', 'script_command',
+           'script_runs']
 
 # %% ../nbs/00_core.ipynb #f8b9e61b
-import functools, importlib.util, inspect, json, math, numbers, os, re, shutil, subprocess, sys, traceback
+import faulthandler, functools, importlib.util, inspect, json, math, numbers, os, re, shutil, subprocess, sys, traceback
 from pathlib import Path
 from typing import Callable
 
@@ -246,6 +247,15 @@ def _underscored(argv:list, parser)->list:
         return alt + eq + val if flag.startswith('--') and flag not in names and alt in names else a
     return [fix(a) for a in argv]
 
+# %% ../nbs/00_core.ipynb #d51dd452
+def crash_stacks()->bool: # whether `faulthandler` is on now
+    "Print every thread's Python stack to stderr if this process dies of a fatal signal (`faulthandler`)"
+    jvm = getattr(sys.modules.get('jnius_config'), 'vm_running', False)
+    if not faulthandler.is_enabled() and not jvm and sys.__stderr__ is not None:
+        try: faulthandler.enable(sys.__stderr__, all_threads=True)
+        except (OSError, ValueError): pass                                   # a stderr without a file descriptor
+    return faulthandler.is_enabled()
+
 # %% ../nbs/00_core.ipynb #afe0b43c
 def script_main(func:Callable, # the function behind the script (its docments are the flags)
                 prog:str, # the script's name, for messages
@@ -253,6 +263,7 @@ def script_main(func:Callable, # the function behind the script (its docments ar
                ):
     "Parse `argv` into `func`'s arguments and call it; usage errors exit 2 and data errors 1, with one line on stderr"
     from fastcore.script import anno_parser
+    if argv is None: crash_stacks()                                          # a real program: its crash shows its stack
     argv = sys.argv[1:] if argv is None else list(argv)
     show = '--traceback' in argv or os.environ.get('ETC_NB_DEBUG', '') not in ('', '0')
     def usage(msg): raise UsageError(f"{msg} (see {prog} --help)")

@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 bash tools/install.sh --browser   # with headless Chromium for nbs/90_interface.ipynb
 . "${VENV:-.venv}/bin/activate"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONWARNINGS=ignore
+# a process killed by a fatal signal (segfault, abort) prints every thread's Python stack: the test workers, the scripts
+# the notebooks start, the benchmarks (faulthandler, on from interpreter start: before any JVM, which passes it on)
+export PYTHONFAULTHANDLER=1
 # nbdev_test runs two notebooks at a time on the two cores: one math thread each avoids oversubscription (measured 6x)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
 
@@ -21,14 +24,19 @@ if [ -n "$(git status --porcelain -- etc_nb)" ]; then git status --short -- etc_
 echo "== nbdev_test"
 log=$(mktemp)
 set +e
-timeout "${TEST_TIMEOUT:-4800}" nbdev_test --do_print --timing --flags "${FLAGS:-}" ${NBS:+--path "$NBS"} 2>&1 | tee "$log"
+# nbdev_test, each notebook under a stack frame named `notebook PATH`: a worker's crash stack names its notebook
+timeout "${TEST_TIMEOUT:-4800}" python tools/nbdev_test_named.py --do_print --timing --flags "${FLAGS:-}" ${NBS:+--path "$NBS"} 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 passed=$(grep -c '^- Completed' "$log" || true)
 failed=$(sed -n '/Tests Failed On The Following Notebooks/,$p' "$log" | grep -c $'^\t' || true)
+passed=$((passed - failed < 0 ? 0 : passed - failed))   # (a failed notebook is "Completed" too; a crashed one is not)
+crashed=$(awk '/^Fatal Python error:/ {want=1} want && /File "notebook / {sub(/.*File "notebook /, ""); sub(/".*/, ""); print; want=0}' "$log" | xargs -r -n1 basename | sort -u)
+unfinished=$(comm -23 <(sed -n 's/^Starting //p' "$log" | xargs -r -n1 basename | sort -u) <(sed -n 's/^- Completed //p' "$log" | xargs -r -n1 basename | sort -u))
+if [ -n "$crashed" ]; then echo "== a test process died of a fatal signal (its Python stacks above) while running: $(echo $crashed)"; failed=$((failed + $(echo "$crashed" | wc -l))); fi
+[ -n "$unfinished" ] && echo "== started and never finished: $(echo $unfinished)"
 [ "$rc" != 0 ] && [ "$failed" = 0 ] && failed=1   # timeout or crash: never report a clean run
 [ "$rc" = 124 ] && echo "nbdev_test timed out after ${TEST_TIMEOUT:-4800}s"
-passed=$((passed - failed < 0 ? 0 : passed - failed))
 
 if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then
   echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md)"
