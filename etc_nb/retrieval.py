@@ -324,12 +324,17 @@ def _list_max(dat, bmax, a, e):
 
 # %% ../nbs/10_retrieval.ipynb #aab623fc
 @numba.njit(cache=True, nogil=True)
-def _seek(ind, p, e, d):
-    "The first posting at or after p (before e) whose passage is >= d, or e: whole blocks skipped by their last passage"
+def _skip_blocks(ind, p, e, d):
+    "From posting p (before e), skip the whole blocks whose last passage is < d; where it stops (e if at the end)"
     while p < e:
         be = min((p // _BLOCK + 1) * _BLOCK, e)
-        if ind[be - 1] >= d: break
+        if ind[be - 1] >= d: return p
         p = be
+    return e
+
+@numba.njit(cache=True, nogil=True)
+def _in_block(ind, p, e, d):
+    "The first posting at or after p, in p's block (whose last passage is >= d), whose passage is >= d; e if p == e"
     if p >= e: return e
     lo, hi = p, min((p // _BLOCK + 1) * _BLOCK, e) - 1
     while lo < hi:
@@ -337,6 +342,11 @@ def _seek(ind, p, e, d):
         if ind[mid] < d: lo = mid + 1
         else: hi = mid
     return lo
+
+@numba.njit(cache=True, nogil=True)
+def _seek(ind, p, e, d):
+    "The first posting at or after p (before e) whose passage is >= d, or e: whole blocks skipped by their last passage"
+    return _in_block(ind, _skip_blocks(ind, p, e, d), e, d)
 
 # %% ../nbs/10_retrieval.ipynb #fac02b2a
 @numba.njit(cache=True, nogil=True)
@@ -348,57 +358,44 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
               k, h_max, h_sum, # top k; float32 1 - tie_breaker and tie_breaker
               slack, # relative slack on every bound (`_prune_slack`)
              ): # positions, float32 scores (best first, ties by position), postings scored
-    "Exact top-k of the best_fields score by MaxScore with block maxima"
-    m = len(cnt); U = np.empty(m)
-    for j in range(m):
-        U[j] = _share_bound(cnt[j] * _list_max(dats[0], bmaxs[0], starts[j, 0], ends[j, 0]),
-                            cnt[j] * _list_max(dats[1], bmaxs[1], starts[j, 1], ends[j, 1]), h_max, h_sum)
-    order = np.argsort(U); cum = np.zeros(m + 1)                 # cum[r]: the bounds of the r smallest
-    for r in range(m): cum[r + 1] = cum[r] + U[order[r]]
-    grow, none = 1.0 + slack, np.iinfo(np.int64).max
-    pos = starts.copy(); va = np.zeros(m, np.float32); vb = np.zeros(m, np.float32)
+    "Exact top-k of the best_fields score by MaxScore with block maxima, over one cursor per (term, field)"
+    m, none, grow = len(cnt), np.iinfo(np.int64).max, 1.0 + slack; nc = 2 * m
+    w0 = np.empty(nc)                                            # cursor 2j + f: term j, field f
+    for c in range(nc): w0[c] = cnt[c // 2] * _list_max(dats[c % 2], bmaxs[c % 2], starts[c // 2, c % 2], ends[c // 2, c % 2])
+    order = np.argsort(w0)                                       # cursors by bound, smallest first: rank r
+    w = w0[order]; term = order // 2; fld = order % 2; cum = np.zeros((nc + 1, 2))   # cum[r]: field sums of ranks < r
+    pos = np.empty(nc, np.int64); end = np.empty(nc, np.int64); cur = np.empty(nc, np.int64)
+    for r in range(nc):
+        cum[r + 1] = cum[r]; cum[r + 1, fld[r]] += w[r]
+        pos[r] = starts[term[r], fld[r]]; end[r] = ends[term[r], fld[r]]
+        cur[r] = inds[fld[r]][pos[r]] if pos[r] < end[r] else none          # the cursor's passage
+    part = np.zeros((m, 2), np.float32)                          # the candidate's term scores, per field
     top_d = np.zeros(k, np.int64); top_s = np.zeros(k, np.float32); n = 0; theta = -1.0; p = 0; scored = 0
     while True:
-        d = none                                                 # the next passage of an essential term
-        for r in range(p, m):
-            for f in range(2):
-                q = pos[order[r], f]
-                if q < ends[order[r], f]: d = min(d, np.int64(inds[f][q]))
+        d = none                                                 # the next passage of an essential cursor
+        for r in range(p, nc): d = min(d, cur[r])
         if d == none: break
-        te = 0.0; xe = 0.0
-        for r in range(p, m):
-            j = order[r]
-            for f in range(2):
-                q = pos[j, f]
-                if q < ends[j, f] and inds[f][q] == d:
-                    v = cnt[j] * dats[f][q]; pos[j, f] = q + 1; scored += 1
-                    if f == 0: va[j] = v; te += v
-                    else: vb[j] = v; xe += v
-        alive = n < k or (_share_bound(te, xe, h_max, h_sum) + cum[p]) * grow >= theta
-        if alive and p > 0 and n == k:                           # the non-essential terms' block maxima around d
-            blk = 0.0
-            for r in range(p):
-                j = order[r]; a = 0.0; b = 0.0
-                for f in range(2):
-                    q = _seek(inds[f], pos[j, f], ends[j, f], d); pos[j, f] = q
-                    if q < ends[j, f]:
-                        if f == 0: a = cnt[j] * bmaxs[f][q // _BLOCK]
-                        else: b = cnt[j] * bmaxs[f][q // _BLOCK]
-                blk += min(U[j], _share_bound(a, b, h_max, h_sum))
-            alive = (_share_bound(te, xe, h_max, h_sum) + blk) * grow >= theta
-        if alive:                                                # the non-essential terms, largest bound first
+        known = np.zeros(2)
+        for r in range(p, nc):
+            if cur[r] == d:
+                f = fld[r]; q = pos[r]; v = cnt[term[r]] * dats[f][q]; part[term[r], f] = v; known[f] += v
+                pos[r] = q + 1; cur[r] = inds[f][q + 1] if q + 1 < end[r] else none; scored += 1
+        alive = n < k or _share_bound(known[0] + cum[p, 0], known[1] + cum[p, 1], h_max, h_sum) * grow >= theta
+        if alive:                                                # the non-essential cursors, largest bound first
             for r in range(p - 1, -1, -1):
-                j = order[r]
-                for f in range(2):
-                    q = _seek(inds[f], pos[j, f], ends[j, f], d); pos[j, f] = q
-                    if q < ends[j, f] and inds[f][q] == d:
-                        v = cnt[j] * dats[f][q]; scored += 1
-                        if f == 0: va[j] = v; te += v
-                        else: vb[j] = v; xe += v
-                if n == k and (_share_bound(te, xe, h_max, h_sum) + cum[r]) * grow < theta: alive = False; break
+                f = fld[r]; q = _skip_blocks(inds[f], pos[r], end[r], d); pos[r] = q
+                if q == end[r]: continue
+                if n == k:                                       # the block maximum first: the block may be skipped
+                    ub = known.copy(); ub += cum[r]; ub[f] += min(w[r], cnt[term[r]] * bmaxs[f][q // _BLOCK])
+                    if _share_bound(ub[0], ub[1], h_max, h_sum) * grow < theta: alive = False; break
+                q = _in_block(inds[f], q, end[r], d); pos[r] = q
+                if q < end[r] and inds[f][q] == d:
+                    v = cnt[term[r]] * dats[f][q]; scored += 1; part[term[r], f] = v; known[f] += v
+                if n == k and _share_bound(known[0] + cum[r, 0], known[1] + cum[r, 1], h_max, h_sum) * grow < theta:
+                    alive = False; break
         if alive:                                                # the exact score, summed as `_exhaustive` sums it
             T = np.float32(0.0); X = np.float32(0.0)
-            for j in range(m): T = T + va[j]; X = X + vb[j]
+            for j in range(m): T = T + part[j, 0]; X = X + part[j, 1]
             s = max(T, X) * h_max + (T + X) * h_sum
             if n < k or s > top_s[k - 1]:
                 i = min(n, k - 1)
@@ -406,8 +403,8 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
                 top_d[i] = d; top_s[i] = s; n = min(n + 1, k)
                 if n == k:
                     theta = np.float64(top_s[k - 1])
-                    while p < m and cum[p + 1] * grow < theta: p += 1
-        va[:] = 0; vb[:] = 0
+                    while p < nc and _share_bound(cum[p + 1, 0], cum[p + 1, 1], h_max, h_sum) * grow < theta: p += 1
+        part[:] = 0
     return top_d[:n], top_s[:n], scored
 
 # %% ../nbs/10_retrieval.ipynb #99550efe
