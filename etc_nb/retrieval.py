@@ -422,12 +422,12 @@ def _pruned(self:BM25Index, terms:Counter, k:int)->tuple[list[tuple[int, float]]
 @patch
 def _search(self:BM25Index, queries:list[str], k:int,
             exhaustive:bool=False, # score every posting (the oracle the pruned search is tested against)
-            threads:int|None=None, # queries searched at once by the pruned search; default: one per core
+            threads:int|None=None, # queries searched at once by the pruned search; default: one per core this process may use
            )->list[list[tuple[int, float]]]:
     terms = list(map(self.query_terms, queries))
     if exhaustive or self.backend != 'sparse': return [self._exhaustive(t, k) for t in terms]
     def one(t): return self._pruned(t, k)[0]
-    n = min(len(terms), threads or os.cpu_count() or 1)
+    n = min(len(terms), threads or len(os.sched_getaffinity(0)))
     if n <= 1: return list(map(one, terms))
     with ThreadPoolExecutor(n) as ex: return list(ex.map(one, terms))
 
