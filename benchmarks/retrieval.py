@@ -15,6 +15,15 @@ passages and the same QFS-style queries (10-25 words). Per size: build time, pea
 (single thread each, after a warm-up pass), top-3 agreement. Results in benchmarks/results/retrieval_scale_cpu.json
 (rewritten after each size); corpora and indexes live under --work and are deleted after each size.
 
+Issue 52 added, per size: the pruned search (`BM25Index.search_many`'s default: exact MaxScore with block maxima) on one
+and two threads beside the exhaustive one (`exhaustive=True`, the old path: `embedded.qps`), on two query sets, each
+searched by all three engines: the harsh QFS-style set above and a realistic one (REALISTIC_HOW: the document-frequency
+profile of the committed traces' sent_query strings); `pruned: {qps_realistic, qps_harsh, qps_2_threads_realistic,
+postings_scored_share}`, `top3_identical_pruned_vs_exhaustive` (ids, order and scores, bit for bit) and
+`top3_identical_pruned_vs_lucene` (ids and order) over every query of both sets; and, once per run, `closed_corpora`: the
+committed sent_query strings on the real closed corpora, pruned vs exhaustive. The results file is merged per size
+(rows of sizes not run, and keys an earlier run of a size measured that this one does not, are kept).
+
 Corpus: the offline Wikipedia paragraphs (2Wiki HippoRAG corpus, HotpotQA train100 corpus, SQuAD 2.0 dev+test
 paragraphs), split DPR-style into 100-word passages, then TOPPED UP WITH SYNTHETIC PASSAGES: 100-word word sequences
 sampled from a bigram model of those same paragraphs (a word follows its predecessor with the frequency it does in the
@@ -116,7 +125,10 @@ def measure(corpus:Corpus, questions:list[str], single:int)->tuple[BM25Index, di
     "Build, size, save/load and query timings of the sparse backend on `corpus`"
     with PeakRSS() as mem: index, build = timed(BM25Index, corpus)
     nbytes = sum(a.nbytes for p in index.fields for a in p)
-    res, t_batch = timed(index.search_many, questions)
+    index.search_many(questions[:5], threads=1)                          # compiles (or loads) the pruning kernel
+    res, t_batch = timed(index.search_many, questions, threads=1)
+    exh, t_exh = timed(index.search_many, questions, exhaustive=True)
+    assert res == exh, 'pruned search differs from the exhaustive one'
     lat = latency(index, questions[:single])
     with tempfile.TemporaryDirectory(dir=os.environ.get('BENCH_TMP')) as d:
         _, t_save = timed(index.save, Path(d)/'bm25')
@@ -128,6 +140,7 @@ def measure(corpus:Corpus, questions:list[str], single:int)->tuple[BM25Index, di
     return index, dict(passages=len(corpus), build_s=round(build, 2), peak_build_rss_mb=round(mem.mb), index_mb=round(nbytes / 2**20, 1),
                        disk_index_mb=round(disk / 2**20, 1), postings=int(n_post), terms=len(index.vocab), save_s=round(t_save, 2),
                        load_s=round(t_load, 3), qps_search_many=round(len(questions) / t_batch, 1), latency_ms_median=round(lat * 1e3, 3),
+                       qps_exhaustive=round(len(questions) / t_exh, 1), pruned_identical_to_exhaustive=True,
                        no_hit_queries=sum(not h for h in res))
 
 def reference(corpus, index, questions):
@@ -258,6 +271,44 @@ class SyntheticWikipedia:
                     if int(p[0]) > n: break
                     w.add(*p)
             return w.close()
+
+WIKI_CORPORA = ('2wikimultihopqa', 'hotpotqa', 'strategyqa')   # the closed corpora of Wikipedia paragraphs
+
+def committed_sent_queries(root:Path=Path(__file__).resolve().parents[1]/'data'/'results')->dict[str, list[str]]:
+    "The distinct `sent_query` strings of the committed traces (data/results/, one folder at a time), per Wikipedia corpus"
+    from etc_nb.runs import read_results
+    out = {}
+    for d in sorted({f.parent for f in root.glob('**/*.jsonl.zst')}):
+        for row in read_results(d)[2]:
+            name = (row.get('corpus') or {}).get('name', '')
+            if not name.startswith(WIKI_CORPORA): continue
+            for r in row.get('retrievals') or []:
+                if r.get('sent_query'): out.setdefault(name, {})[r['sent_query']] = None
+    return {k: list(v) for k, v in out.items()}
+
+def df_profiles(queries:list[str], ref:BM25Index)->list[list[tuple[float, int]]]:
+    "Each query's distinct analysed terms as (text document frequency / passages of `ref`, count); unknown terms dropped"
+    df = np.diff(np.asarray(ref.fields[1].indptr)) / len(ref.corpus)
+    return [[(df[t], c) for t, c in ref.query_terms(q).items() if df[t] > 0] for q in queries]
+
+def ranks_for_df(gen:SyntheticWikipedia, f:np.ndarray, rng, spread:float=1.2)->np.ndarray:
+    "Synthetic word ranks, one per fraction in f, drawn among the ranks whose expected share of passages with the word"
+    " in their text (1 - (1 - p_r)^words per passage) lies within a factor `spread` of it"
+    r = np.unique(np.geomspace(1, 1e11, 400_000).astype(np.int64))
+    tail = lambda r: ((r + gen.q) / (1 + gen.q)) ** (1 - gen.s)           # P(rank >= r) of SyntheticWikipedia.ranks
+    frac = -np.expm1(100 * (1 - gen.stop_rate) * np.log1p(-(tail(r) - tail(r + 1))))  # decreasing in r
+    lo = r[np.minimum(np.searchsorted(-frac, -np.asarray(f) * spread), len(r) - 1)]
+    hi = r[np.minimum(np.searchsorted(-frac, -np.asarray(f) / spread), len(r) - 1)]
+    return lo + (rng.random(len(lo)) * (np.maximum(hi, lo + 1) - lo)).astype(np.int64)
+
+def realistic_queries(gen:SyntheticWikipedia, profiles:list, n:int, seed:int=2)->list[str]:
+    "n queries over the synthetic vocabulary, each a real query's profile: per distinct term, a word of about its document"
+    " frequency (as a share of passages), repeated as often as the term was"
+    rng = np.random.default_rng([gen.seed, seed]); live = [p for p in profiles if p]
+    picks = [live[i] for i in rng.choice(len(live), n, replace=len(live) < n)]
+    f = np.array([x for p in picks for x, _ in p]); cnt = np.array([c for p in picks for _, c in p])
+    ranks = np.repeat(ranks_for_df(gen, f, rng), cnt); w, m = word_bytes(ranks)
+    return join_words(w, m, np.isin(np.arange(len(m)), np.cumsum([int(sum(c for _, c in p)) for p in picks]) - 1))
 
 def check_synthetic_analysis(gen:SyntheticWikipedia, n:int=200_000):
     "Every sampled word (all words up to 3 syllables, then Zipf draws) is its own single term under etc_nb's analyzer"
@@ -394,13 +445,24 @@ def embedded_build(corpus_dir:str, index_dir:str):
     corpus = Corpus.load(corpus_dir); idx = BM25Index.build_or_load(corpus, index_dir, with_corpus=False)
     print(json.dumps(dict(terms=len(idx.vocab), postings=sum(len(p.indices) for p in idx.fields))))
 
+QUERY_SETS = ('harsh', 'realistic')
+
 def embedded_search(corpus_dir:str, index_dir:str, queries:str, out:str, warm:str, k:int=3):
-    "(child process) The first `warm` queries as a warm-up, then all of them timed (single thread); hits to `out`"
-    idx = BM25Index.load(index_dir, Corpus.load(corpus_dir)); qs = Path(queries).read_text().split('\n')[:-1]
-    t0 = time.perf_counter(); idx.search_many(qs[:int(warm)], k)
-    t1 = time.perf_counter(); res = idx.search_many(qs, k); t2 = time.perf_counter()
-    Path(out).write_text(''.join('\t'.join(f'{p.id} {s!r}' for p, s in hits) + '\n' for hits in res))
-    print(json.dumps(dict(queries=len(qs), warm_s=round(t1 - t0, 3), search_s=round(t2 - t1, 3))))
+    "(child process) Per query set (`queries`/{set}.txt): pruned on 1 and 2 threads, exhaustive, each after a warm-up"
+    " of the first `warm` queries; hits to `out`-{pruned,exhaustive}-{set}.tsv; times and postings scored as JSON"
+    idx, res = BM25Index.load(index_dir, Corpus.load(corpus_dir)), {}
+    for name in QUERY_SETS:
+        qs = (Path(queries)/f'{name}.txt').read_text().split('\n')[:-1]; r = res[name] = dict(queries=len(qs))
+        for mode, kw in (('pruned', dict(threads=1)), ('pruned_2_threads', dict(threads=2)), ('exhaustive', dict(exhaustive=True))):
+            idx.search_many(qs[:int(warm)], k, **kw)
+            t = time.perf_counter(); hits = idx.search_many(qs, k, **kw); r[f'{mode}_s'] = round(time.perf_counter() - t, 3)
+            if mode != 'pruned_2_threads':
+                Path(f'{out}-{mode}-{name}.tsv').write_text(''.join('\t'.join(f'{p.id} {s!r}' for p, s in h) + '\n' for h in hits))
+        counted = [idx.search_counted(q, k) for q in qs]
+        r |= dict(scored=sum(c['scored'] for c in counted), postings=sum(c['postings'] for c in counted))
+    print(json.dumps(res))
+
+def read_lines(path:Path)->list[str]: return path.read_text().split('\n')[:-1]
 
 def read_hits(path:Path)->list[list[tuple[str, float]]]:
     return [[(h.split(' ')[0], float(h.split(' ')[1])) for h in line.split('\t') if h] for line in path.read_text().split('\n')[:-1]]
@@ -415,12 +477,13 @@ def agreement(ours:list, lucene:list)->dict:
     return dict(top3_identical=round(np.mean(same), 4), top3_identical_up_to_ties=round(np.mean(np.logical_or(same, tie)), 4),
                 differ=[i for i, s in enumerate(same) if not s][:20], max_score_rel_diff=float(f'{max(rel, default=0):.3g}'))
 
-def scale_size(n:int, gen:SyntheticWikipedia, work:Path, queries:list[str], lucene:list[str]|None, log:Path,
+def scale_size(n:int, gen:SyntheticWikipedia, work:Path, queries:dict[str, list[str]], lucene:list[str]|None, log:Path,
                warm:int=20, keep:bool=False, together:bool=False)->dict:
     "Generate n passages, build both indexes (each in its own process), search the same queries with both, compare"
     me, row = [sys.executable, str(Path(__file__).resolve())], dict(passages=n)
-    corpus_dir, index_dir, lucene_dir, qfile = work/f'corpus-{n}', work/f'bm25-{n}', work/f'lucene-{n}', work/'queries.txt'
-    qfile.write_text(''.join(q + '\n' for q in queries))
+    corpus_dir, index_dir, lucene_dir, qdir = work/f'corpus-{n}', work/f'bm25-{n}', work/f'lucene-{n}', work/'queries'
+    qdir.mkdir(exist_ok=True)
+    for name, qs in queries.items(): (qdir/f'{name}.txt').write_text(''.join(q + '\n' for q in qs))
     if (corpus_dir/'meta.json').exists() and json.loads((corpus_dir/'meta.json').read_text())['n'] == n:
         row['generate_s'] = 'reused'                       # generated before (e.g. while a smaller size ran)
     else: t = time.perf_counter(); gen.write(n, corpus_dir); row['generate_s'] = round(time.perf_counter() - t, 1)
@@ -434,23 +497,44 @@ def scale_size(n:int, gen:SyntheticWikipedia, work:Path, queries:list[str], luce
     out, wall, rss = built[0]
     row['embedded'] = dict(build_s=round(wall, 1), peak_rss_gib=round(rss, 2), **json.loads(out.strip().split('\n')[-1]),
                            index_bytes=sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file()))
-    out, wall, rss = run_measured(me + ['--_search', str(corpus_dir), str(index_dir), str(qfile), str(work/f'hits-embedded-{n}.tsv'),
-                                        str(warm)], log)
-    s = json.loads(out.strip().split('\n')[-1])
-    row['embedded'] |= dict(qps=round(s['queries'] / s['search_s'], 2), search_s=s['search_s'], search_peak_rss_gib=round(rss, 2))
-    print(json.dumps(row['embedded']), flush=True)
+    hits = lambda side, name: read_hits(work/f'hits-{side}-{n}-{name}.tsv')
+    out, wall, rss = run_measured(me + ['--_search', str(corpus_dir), str(index_dir), str(qdir), str(work/f'hits-{n}'), str(warm)], log)
+    s = json.loads(out.strip().split('\n')[-1]); h, r = s['harsh'], s['realistic']
+    qps = lambda x, mode: round(x['queries'] / x[f'{mode}_s'], 2)
+    row['embedded'] |= dict(qps=qps(h, 'exhaustive'), search_s=h['exhaustive_s'], qps_realistic=qps(r, 'exhaustive'),
+                            search_peak_rss_gib=round(rss, 2), index_bytes_block_max=sum(
+                                f.stat().st_size for f in index_dir.glob('*.blockmax.npy')))
+    row['pruned'] = dict(qps_realistic=qps(r, 'pruned'), qps_harsh=qps(h, 'pruned'),
+                         qps_2_threads_realistic=qps(r, 'pruned_2_threads'), qps_2_threads_harsh=qps(h, 'pruned_2_threads'),
+                         postings_scored_share=round((h['scored'] + r['scored']) / (h['postings'] + r['postings']), 4),
+                         postings_scored_share_realistic=round(r['scored'] / r['postings'], 4),
+                         postings_scored_share_harsh=round(h['scored'] / h['postings'], 4))
+    row['pruned']['speedup_2_threads_realistic'] = round(row['pruned']['qps_2_threads_realistic'] / row['pruned']['qps_realistic'], 2)
+    pruned = [x for name in QUERY_SETS for x in read_lines(work/f'hits-{n}-pruned-{name}.tsv')]
+    exhaustive = [x for name in QUERY_SETS for x in read_lines(work/f'hits-{n}-exhaustive-{name}.tsv')]
+    row['top3_identical_pruned_vs_exhaustive'] = round(float(np.mean([a == b for a, b in zip(pruned, exhaustive)])), 4)
+    print(json.dumps(row['embedded'] | row['pruned']), flush=True)
     if lucene:
         out, wall, rss = built[1] if together else run_measured(builds[1], log)
         b = json.loads(out.strip().split('\n')[-1])
         row['lucene'] = dict(build_s=round(wall, 1), peak_rss_gib=round(rss, 2), index_s=b['index_s'], merge_s=b['merge_s'],
                              index_bytes=sum(f.stat().st_size for f in lucene_dir.iterdir()), version=b['lucene'], java=b['java'])
-        out, wall, rss = run_measured(lucene + ['search', str(lucene_dir), str(qfile), str(work/f'hits-lucene-{n}.tsv'), '3', str(warm)], log)
-        s = json.loads(out.strip().split('\n')[-1])
-        row['lucene'] |= dict(qps=round(s['queries'] / s['search_s'], 2), search_s=s['search_s'], segments=s['segments'],
-                              search_peak_rss_gib=round(rss, 2))
+        for name in QUERY_SETS:
+            out, wall, rss = run_measured(lucene + ['search', str(lucene_dir), str(qdir/f'{name}.txt'),
+                                                    str(work/f'hits-{n}-lucene-{name}.tsv'), '3', str(warm)], log)
+            s = json.loads(out.strip().split('\n')[-1]); key = '' if name == 'harsh' else f'_{name}'
+            row['lucene'] |= {f'qps{key}': round(s['queries'] / s['search_s'], 2), f'search_s{key}': s['search_s'],
+                              'segments': s['segments'], f'search_peak_rss_gib{key}': round(rss, 2)}
         print(json.dumps(row['lucene']), flush=True)
-        row |= agreement(read_hits(work/f'hits-embedded-{n}.tsv'), read_hits(work/f'hits-lucene-{n}.tsv'))
+        row |= agreement(read_hits(work/f'hits-{n}-exhaustive-harsh.tsv'), read_hits(work/f'hits-{n}-lucene-harsh.tsv'))
+        both = [agreement(read_hits(work/f'hits-{n}-pruned-{name}.tsv'), read_hits(work/f'hits-{n}-lucene-{name}.tsv'))
+                for name in QUERY_SETS]
+        sizes = [len(queries[name]) for name in QUERY_SETS]
+        row['top3_identical_pruned_vs_lucene'] = round(sum(a['top3_identical'] * m for a, m in zip(both, sizes)) / sum(sizes), 4)
+        row['pruned_vs_lucene_differ'] = {name: a['differ'] for name, a in zip(QUERY_SETS, both)}
+        row['pruned_qps_realistic_over_lucene'] = round(row['pruned']['qps_realistic'] / row['lucene']['qps_realistic'], 2)
         row['embedded_qps_over_lucene'] = round(row['embedded']['qps'] / row['lucene']['qps'], 3)
+    row['queries'], row['queries_realistic'] = len(queries['harsh']), len(queries['realistic'])
     if not keep:
         for d in (corpus_dir, index_dir, lucene_dir): shutil.rmtree(d, ignore_errors=True)
     return row
@@ -459,20 +543,58 @@ def scale(a):
     "--scale: each size in turn, the results file rewritten after each"
     work = Path(a.work); work.mkdir(parents=True, exist_ok=True); log = work/'scale.log'
     gen = SyntheticWikipedia(); checked = check_synthetic_analysis(gen)
-    queries, lucene = gen.queries(a.queries), (None if a.no_lucene else lucene_tool(work))
+    sent = committed_sent_queries(); real = BM25Index(from_paragraphs(real_paragraphs(), name='offline-wikipedia'))
+    queries = dict(harsh=gen.queries(a.queries),
+                   realistic=realistic_queries(gen, df_profiles([q for v in sent.values() for q in v], real), a.queries))
+    lucene = None if a.no_lucene else lucene_tool(work)
     out = dict(benchmark='retrieval --scale', machine=f'{os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB',
                corpus=SyntheticWikipedia.__doc__.split('\n')[0].strip() + ' ... (see SyntheticWikipedia)',
                zipf_s=gen.s, zipf_q=round(gen.q, 3), stop_rate=round(gen.stop_rate, 4), words_checked_unchanged=checked,
-               queries=len(queries), query_terms='10-25 words of the same Zipf law', k=3,
+               queries=len(queries['harsh']), query_terms='10-25 words of the same Zipf law', k=3,
+               realistic_queries=dict(n=len(queries['realistic']), how=REALISTIC_HOW.format(
+                   n=sum(map(len, sent.values())), corpora=', '.join(sent), ref=len(real.corpus))),
+               closed_corpora=closed_corpora_speed(sent),
                note='single thread each; build and search each in its own process (peak RSS: its VmHWM, read every 0.2 s); '
                     f'qps over all queries after the first {a.warm} as a warm-up; Lucene: forceMerge(1) after indexing, '
                     'counted in its build_s' + ('; the two builds ran at once, one core each' if a.builds_together else ''),
                sizes=[])
     if lucene is None: out['lucene'] = 'not run: pyserini (its Anserini jar) or javac missing'
+    print(json.dumps(out['closed_corpora']), flush=True)
     for n in a.scale_sizes:
-        out['sizes'].append(scale_size(n, gen, work, queries, lucene, log, a.warm, a.keep, a.builds_together))
+        row = scale_size(n, gen, work, queries, lucene, log, a.warm, a.keep, a.builds_together)
+        out = merged(json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}, out, row)
         out |= scale_extrapolation(out['sizes'])
-        Path(a.out).write_text(json.dumps(out, indent=1) + '\n'); print(json.dumps(out['sizes'][-1]), flush=True)
+        Path(a.out).write_text(json.dumps(out, indent=1) + '\n'); print(json.dumps(row), flush=True)
+
+def merged(old:dict, new:dict, row:dict)->dict:
+    "The results file `old` updated with this run's settings `new` and its size `row`: other sizes kept, and the keys"
+    " of an earlier row of the same size that this run does not measure"
+    rows = {r['passages']: r for r in old.get('sizes', [])}
+    rows[row['passages']] = rows.get(row['passages'], {}) | row
+    return old | {k: v for k, v in new.items() if k != 'sizes'} | dict(sizes=[rows[n] for n in sorted(rows)])
+
+REALISTIC_HOW = ('each query takes the profile of one of the {n} distinct sent_query strings of the committed traces '
+                 '(data/results/; Wikipedia closed corpora: {corpora}), drawn at random: its distinct '
+                 'analysed terms, each with its count in the query and its text document frequency as a share of the '
+                 '{ref:,} real offline passages (2Wiki+HotpotQA+SQuAD paragraphs, DPR-split; terms absent there dropped); '
+                 'each term becomes a synthetic word whose expected share of passages with it in their text is within '
+                 'a factor 1.2 of that share (SyntheticWikipedia\'s Zipf law), repeated as often')
+
+def closed_corpora_speed(sent:dict[str, list[str]])->dict:
+    "Per closed corpus with committed sent_query strings: pruned (one thread) and exhaustive queries/s, top 3 identical"
+    from etc_nb.data import dataset_paragraphs
+    out = {}
+    for name, qs in sent.items():
+        dataset, variant = name.split('-', 1)
+        try: corpus = from_paragraphs(dataset_paragraphs(dataset, variant), words=100, name=name)
+        except (FileNotFoundError, ValueError, KeyError) as e: out[name] = f'not run: {e}'; continue
+        idx = BM25Index(corpus); idx.search_many(qs[:50], threads=1); idx.search_many(qs[:50], exhaustive=True)
+        pruned, t_p = timed(idx.search_many, qs, threads=1); exh, t_e = timed(idx.search_many, qs, exhaustive=True)
+        c = [idx.search_counted(q) for q in qs]
+        out[name] = dict(passages=len(corpus), queries=len(qs), top3_identical_pruned_vs_exhaustive=float(np.mean(
+            [a == b for a, b in zip(pruned, exh)])), pruned_qps=round(len(qs) / t_p, 1), exhaustive_qps=round(len(qs) / t_e, 1),
+            speed_ratio=round(t_e / t_p, 2), postings_scored_share=round(sum(x['scored'] for x in c) / sum(x['postings'] for x in c), 4))
+    return out
 
 def scale_extrapolation(rows:list[dict])->dict:
     "Without a 21M row: log-log fits through the sizes built, evaluated at DPR's size (an estimate, not a measurement)"

@@ -9,11 +9,12 @@ __all__ = ['lucene_length', 'truncate_query', 'check_query', 'top_k', 'Retriever
 # %% ../nbs/10_retrieval.ipynb #3cff967c
 import functools, hashlib, json, os, re, shutil, sqlite3, time, unicodedata
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 from itertools import chain
 from pathlib import Path
-import numpy as np, scipy.sparse as sp
+import numba, numpy as np, scipy.sparse as sp
 from fastcore.basics import patch
 from rank_bm25 import BM25Okapi
 from tqdm.auto import tqdm
@@ -69,17 +70,19 @@ class Retriever:
     def _search(self, queries:list[str], k:int)->list[list[tuple[int, float]]]: raise NotImplementedError
     def search_many(self, queries:Sequence[str], # retrieval queries (none blank)
                     k:int=3, # passages per query (at most)
+                    **kw, # the backend's search options (`BM25Index`: `exhaustive`, `threads`)
                    )->list[list[tuple[Passage, float]]]: # per query: (passage, score), best first
         "Top-`k` passages with scores for each query"
         if isinstance(queries, str): raise TypeError("search_many takes a list of queries; use search for one")
         if k < 1: raise ValueError(f"k must be >= 1, got {k}")
         qs = [check_query(q) for q in queries]
-        return [[(self.corpus[i], s) for i, s in hits] for hits in (self._search(qs, k) if qs else [])]
+        return [[(self.corpus[i], s) for i, s in hits] for hits in (self._search(qs, k, **kw) if qs else [])]
     def search(self, query:str, # a retrieval query (not blank)
                k:int=3, # passages to return (at most)
+               **kw, # the backend's search options, as `search_many`
               )->list[tuple[Passage, float]]: # (passage, score), best first
         "Top-`k` passages with scores for one query"
-        return self.search_many([query], k)[0]
+        return self.search_many([query], k, **kw)[0]
 
 # %% ../nbs/10_retrieval.ipynb #4cbd1ff3
 class Postings(NamedTuple):
@@ -207,6 +210,17 @@ def _best_fields(per_field:list[np.ndarray], tie:float)->np.ndarray:
     "Elasticsearch best_fields: max over fields + tie * the other fields"
     return functools.reduce(np.maximum, per_field) * (1 - tie) + functools.reduce(np.add, per_field) * tie
 
+# %% ../nbs/10_retrieval.ipynb #5933b673
+_BLOCK = 128   # postings per block maximum
+
+def _block_max(data:np.ndarray, # a field's postings scores (float32), e.g. memory-mapped
+               chunk:int=_BLOCK << 17, # postings read at a time (a multiple of `_BLOCK`)
+              )->np.ndarray: # float32, one per block, the last block possibly shorter
+    "The largest score of every `_BLOCK` consecutive postings"
+    parts = [np.maximum.reduceat(data[a:a + chunk], np.arange(0, min(chunk, len(data) - a), _BLOCK))
+             for a in range(0, len(data), chunk)]
+    return np.concatenate(parts).astype(np.float32) if parts else np.zeros(0, np.float32)
+
 # %% ../nbs/10_retrieval.ipynb #765d6c8b
 class BM25Index(Retriever):
     "BM25 over title and text as the papers' Elasticsearch index scores it (Lucene BM25, best_fields, tie 0.5)"
@@ -221,7 +235,9 @@ class BM25Index(Retriever):
         self.vocab, counts = _counts(corpus, self.analyzer)
         self.n_indexed = counts[0].shape[0]
         if backend == 'rank_bm25': self.fields = [_LuceneOkapi(_token_lists(c), k1, b, lucene_norms) for c in counts]
-        else: self.fields = [_postings(counts.pop(0), k1, b, lucene_norms) for _ in range(2)]
+        else:
+            self.fields = [_postings(counts.pop(0), k1, b, lucene_norms) for _ in range(2)]
+            self.block_max = [_block_max(p.data) for p in self.fields]
         self._check()
 
     def _setup(self, corpus, backend, k1, b, tie_breaker, lucene_norms, analyzer):
@@ -270,18 +286,158 @@ def _hits(scores:list[np.ndarray])->np.ndarray:
 
 # %% ../nbs/10_retrieval.ipynb #0acca5a4
 @patch
-def _search(self:BM25Index, queries:list[str], k:int)->list[list[tuple[int, float]]]:
-    out, n = [], len(self.corpus)
-    for terms in map(self.query_terms, queries):
-        if self.backend == 'rank_bm25':
-            q = list(terms.elements())
-            s = _best_fields([f.scores(q) for f in self.fields], self.tie_breaker) if terms else np.zeros(0)
-            hit = np.flatnonzero(s > 0); out.append(top_k(hit, s[hit], k)); continue
-        scores = [np.zeros(n, np.float32) for _ in self.fields]
-        for p, s in zip(self.fields, scores): _match(p, terms, s)
-        hit = _hits(scores)
-        out.append(top_k(hit, _best_fields([s[hit] for s in scores], self.tie_breaker), k))
-    return out
+def _exhaustive(self:BM25Index, terms:Counter, k:int)->list[tuple[int, float]]:
+    "Top `k` (position, score) of one query's `terms` by scoring every posting of them"
+    if self.backend == 'rank_bm25':
+        q = list(terms.elements())
+        s = _best_fields([f.scores(q) for f in self.fields], self.tie_breaker) if terms else np.zeros(0)
+        hit = np.flatnonzero(s > 0); return top_k(hit, s[hit], k)
+    scores = [np.zeros(len(self.corpus), np.float32) for _ in self.fields]
+    for p, s in zip(self.fields, scores): _match(p, terms, s)
+    hit = _hits(scores)
+    return top_k(hit, _best_fields([s[hit] for s in scores], self.tie_breaker), k)
+
+# %% ../nbs/10_retrieval.ipynb #7882d67b
+@numba.njit(cache=True, nogil=True)
+def _share_bound(a, # title part (or bound of it)
+                 b, # text part (or bound of it)
+                 h_max, # 1 - tie_breaker
+                 h_sum, # tie_breaker
+                ): # float64
+    "best_fields of (a, b), in float64: a term's share of the score, or the score of two partial sums"
+    return h_max * max(a, b) + h_sum * (a + b)
+
+# %% ../nbs/10_retrieval.ipynb #1271b410
+def _prune_slack(m:int)->float:
+    "Relative slack on a bound over `m` query terms (float32 rounding of the exact score it must not undercut)"
+    return (2 * m + 8) * 2.0 ** -24
+
+# %% ../nbs/10_retrieval.ipynb #79062daf
+@numba.njit(cache=True, nogil=True)
+def _list_max(dat, bmax, a, e):
+    "The largest score of postings a..e-1: read at the ends, from the block maxima in between"
+    m, i = np.float32(0.0), a
+    while i < e and i % _BLOCK: m = max(m, dat[i]); i += 1
+    while i + _BLOCK <= e: m = max(m, bmax[i // _BLOCK]); i += _BLOCK
+    while i < e: m = max(m, dat[i]); i += 1
+    return m
+
+# %% ../nbs/10_retrieval.ipynb #aab623fc
+@numba.njit(cache=True, nogil=True)
+def _skip_blocks(ind, p, e, d):
+    "From posting p (before e), skip the whole blocks whose last passage is < d; where it stops (e if at the end)"
+    while p < e:
+        be = min((p // _BLOCK + 1) * _BLOCK, e)
+        if ind[be - 1] >= d: return p
+        p = be
+    return e
+
+@numba.njit(cache=True, nogil=True)
+def _in_block(ind, p, e, d):
+    "The first posting at or after p, in p's block (whose last passage is >= d), whose passage is >= d; e if p == e"
+    if p >= e: return e
+    lo, hi = p, min((p // _BLOCK + 1) * _BLOCK, e) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ind[mid] < d: lo = mid + 1
+        else: hi = mid
+    return lo
+
+@numba.njit(cache=True, nogil=True)
+def _seek(ind, p, e, d):
+    "The first posting at or after p (before e) whose passage is >= d, or e: whole blocks skipped by their last passage"
+    return _in_block(ind, _skip_blocks(ind, p, e, d), e, d)
+
+# %% ../nbs/10_retrieval.ipynb #fac02b2a
+@numba.njit(cache=True, nogil=True)
+def _maxscore(inds, # per field (title, text): passage positions of the postings
+              dats, # per field: their scores
+              bmaxs, # per field: the block maxima
+              starts, ends, # (m, 2): each query term's postings range per field, terms in query order
+              cnt, # (m,) float32: each term's count in the query
+              k, h_max, h_sum, # top k; float32 1 - tie_breaker and tie_breaker
+              slack, # relative slack on every bound (`_prune_slack`)
+             ): # positions, float32 scores (best first, ties by position), postings scored
+    "Exact top-k of the best_fields score by MaxScore with block maxima, over one cursor per (term, field)"
+    m, none, grow = len(cnt), np.iinfo(np.int64).max, 1.0 + slack; nc = 2 * m
+    w0 = np.empty(nc)                                            # cursor 2j + f: term j, field f
+    for c in range(nc): w0[c] = cnt[c // 2] * _list_max(dats[c % 2], bmaxs[c % 2], starts[c // 2, c % 2], ends[c // 2, c % 2])
+    order = np.argsort(w0)                                       # cursors by bound, smallest first: rank r
+    w = w0[order]; term = order // 2; fld = order % 2; cum = np.zeros((nc + 1, 2))   # cum[r]: field sums of ranks < r
+    pos = np.empty(nc, np.int64); end = np.empty(nc, np.int64); cur = np.empty(nc, np.int64)
+    for r in range(nc):
+        cum[r + 1] = cum[r]; cum[r + 1, fld[r]] += w[r]
+        pos[r] = starts[term[r], fld[r]]; end[r] = ends[term[r], fld[r]]
+        cur[r] = inds[fld[r]][pos[r]] if pos[r] < end[r] else none          # the cursor's passage
+    part = np.zeros((m, 2), np.float32)                          # the candidate's term scores, per field
+    top_d = np.zeros(k, np.int64); top_s = np.zeros(k, np.float32); n = 0; theta = -1.0; p = 0; scored = 0
+    while True:
+        d = none                                                 # the next passage of an essential cursor
+        for r in range(p, nc): d = min(d, cur[r])
+        if d == none: break
+        known = np.zeros(2)
+        for r in range(p, nc):
+            if cur[r] == d:
+                f = fld[r]; q = pos[r]; v = cnt[term[r]] * dats[f][q]; part[term[r], f] = v; known[f] += v
+                pos[r] = q + 1; cur[r] = inds[f][q + 1] if q + 1 < end[r] else none; scored += 1
+        alive = n < k or _share_bound(known[0] + cum[p, 0], known[1] + cum[p, 1], h_max, h_sum) * grow >= theta
+        if alive:                                                # the non-essential cursors, largest bound first
+            for r in range(p - 1, -1, -1):
+                f = fld[r]; q = _skip_blocks(inds[f], pos[r], end[r], d); pos[r] = q
+                if q == end[r]: continue
+                if n == k:                                       # the block maximum first: the block may be skipped
+                    ub = known.copy(); ub += cum[r]; ub[f] += min(w[r], cnt[term[r]] * bmaxs[f][q // _BLOCK])
+                    if _share_bound(ub[0], ub[1], h_max, h_sum) * grow < theta: alive = False; break
+                q = _in_block(inds[f], q, end[r], d); pos[r] = q
+                if q < end[r] and inds[f][q] == d:
+                    v = cnt[term[r]] * dats[f][q]; scored += 1; part[term[r], f] = v; known[f] += v
+                if n == k and _share_bound(known[0] + cum[r, 0], known[1] + cum[r, 1], h_max, h_sum) * grow < theta:
+                    alive = False; break
+        if alive:                                                # the exact score, summed as `_exhaustive` sums it
+            T = np.float32(0.0); X = np.float32(0.0)
+            for j in range(m): T = T + part[j, 0]; X = X + part[j, 1]
+            s = max(T, X) * h_max + (T + X) * h_sum
+            if n < k or s > top_s[k - 1]:
+                i = min(n, k - 1)
+                while i > 0 and top_s[i - 1] < s: top_d[i] = top_d[i - 1]; top_s[i] = top_s[i - 1]; i -= 1
+                top_d[i] = d; top_s[i] = s; n = min(n + 1, k)
+                if n == k:
+                    theta = np.float64(top_s[k - 1])
+                    while p < nc and _share_bound(cum[p + 1, 0], cum[p + 1, 1], h_max, h_sum) * grow < theta: p += 1
+        part[:] = 0
+    return top_d[:n], top_s[:n], scored
+
+# %% ../nbs/10_retrieval.ipynb #99550efe
+@patch
+def _pruned(self:BM25Index, terms:Counter, k:int)->tuple[list[tuple[int, float]], int, int]:
+    "Top `k` (position, score) of one query's `terms` by `_maxscore`; postings scored; postings of the terms"
+    t = np.fromiter(terms, np.int64, len(terms)); cnt = np.fromiter(terms.values(), np.float32, len(terms))
+    start, end = (np.stack([p.indptr[t + o] for p in self.fields], 1).astype(np.int64) for o in (0, 1))
+    inds, dats = (tuple(np.asarray(getattr(p, a)) for p in self.fields) for a in ('indices', 'data'))
+    d, s, scored = _maxscore(inds, dats, tuple(self.block_max), start, end, cnt, k, np.float32(1 - self.tie_breaker),
+                             np.float32(self.tie_breaker), _prune_slack(len(t)))
+    return [(int(i), float(x)) for i, x in zip(d, s)], int(scored), int((end - start).sum())
+
+# %% ../nbs/10_retrieval.ipynb #1f1ad299
+@patch
+def _search(self:BM25Index, queries:list[str], k:int,
+            exhaustive:bool=False, # score every posting (the oracle the pruned search is tested against)
+            threads:int|None=None, # queries searched at once by the pruned search; default: one per core this process may use
+           )->list[list[tuple[int, float]]]:
+    terms = list(map(self.query_terms, queries))
+    if exhaustive or self.backend != 'sparse': return [self._exhaustive(t, k) for t in terms]
+    def one(t): return self._pruned(t, k)[0]
+    n = min(len(terms), threads or len(os.sched_getaffinity(0)))
+    if n <= 1: return list(map(one, terms))
+    with ThreadPoolExecutor(n) as ex: return list(ex.map(one, terms))
+
+@patch
+def search_counted(self:BM25Index, query:str, # a retrieval query
+                   k:int=3, # passages to return (at most)
+                  )->dict: # hits: [(position, score)]; scored, postings: postings scored, postings of its terms
+    "The pruned search of one query, with how many of its terms' postings it scored"
+    hits, scored, postings = self._pruned(self.query_terms(check_query(query)), k)
+    return dict(hits=hits, scored=scored, postings=postings)
 
 # %% ../nbs/10_retrieval.ipynb #dbf60d72
 _FIELDS, _LAYOUT = ('title', 'text'), 2
@@ -349,6 +505,7 @@ def save(self:BM25Index, path:str|Path, # folder to write (created)
     path = Path(path); path.mkdir(parents=True, exist_ok=True); (path/'meta.json').unlink(missing_ok=True)
     for f, p in zip(_FIELDS, self.fields):
         for a, arr in p._asdict().items(): np.save(path/f'{f}.{a}.npy', arr)
+        np.save(path/f'{f}.blockmax.npy', _block_max(p.data))
     _write_vocab(list(self.vocab), path)
     if with_corpus: _save_corpus(self.corpus, path)
     _write_manifest(path, _manifest(self, len(self.vocab), [len(p.indices) for p in self.fields]))
@@ -367,6 +524,21 @@ def _vocab_txt(path:Path)->dict:
     terms = (path/'vocab.txt').read_text(encoding='utf-8').split('\n') if (path/'vocab.txt').stat().st_size else []
     return {t: i for i, t in enumerate(terms)}
 
+# %% ../nbs/10_retrieval.ipynb #3db0b7a3
+def _open_block_max(path:Path, field:str, data:np.ndarray)->np.ndarray:
+    "The field's block maxima from `{field}.blockmax.npy`; computed (and written, if the folder allows) if absent"
+    f = path/f'{field}.blockmax.npy'
+    if not f.exists():
+        bm, tmp = _block_max(data), f.with_name(f'{f.name}.{os.getpid()}.tmp')
+        try:
+            with open(tmp, 'wb') as out: np.save(out, bm)
+            tmp.replace(f)
+        except OSError: tmp.unlink(missing_ok=True); return bm               # a read-only folder: kept in memory
+    bm = np.load(f, mmap_mode='r')
+    if len(bm) != -(-len(data) // _BLOCK):
+        raise RuntimeError(f"{f}: {len(bm):,} block maxima for {len(data):,} postings: incomplete (delete it to recompute)")
+    return bm
+
 # %% ../nbs/10_retrieval.ipynb #8690bd3e
 @patch(cls_method=True)
 def load(cls:BM25Index, path:str|Path, # folder written by `BM25Index.save` or `BM25Index.build_or_load`
@@ -384,6 +556,7 @@ def load(cls:BM25Index, path:str|Path, # folder written by `BM25Index.save` or `
     idx.vocab, idx.n_indexed = Vocabulary(path) if 'layout' in m else _vocab_txt(path), m['n']
     idx.fields = [Postings(*(np.load(path/f'{f}.{a}.npy', mmap_mode='r') for a in Postings._fields)) for f in _FIELDS]
     idx._check()
+    idx.block_max = [_open_block_max(path, f, p.data) for f, p in zip(_FIELDS, idx.fields)]
     got = [int(p.indptr[-1]) if len(p.indices) == p.indptr[-1] == len(p.data) else -1 for p in idx.fields]
     if 'layout' in m and (len(idx.vocab) != m['terms'] or got != [m['postings'][f] for f in _FIELDS]):
         raise RuntimeError(f"{path}: {len(idx.vocab):,} terms and postings {got} where meta.json says {m['terms']:,} "
@@ -457,7 +630,8 @@ class _NpyOut:
 # %% ../nbs/10_retrieval.ipynb #b66582b7
 def _merge(spill:_Spill, n_terms:int, path:Path, field:str, k1:float, b:float, norms:bool, budget:int,
            block:int=1 << 24)->int:
-    "Write one spilled field's postings as `{field}.*.npy` in `path`, scored as `_postings` scores; their count"
+    "Write one spilled field's postings as `{field}.*.npy` in `path`, scored as `_postings` scores, and their block maxima;"
+    " their count"
     for f in spill.files: f.flush()
     st = _field_stats(np.concatenate(spill.dl), norms)
     df = np.zeros(n_terms, np.int64); df[:len(spill.df)] = spill.df
@@ -478,6 +652,7 @@ def _merge(spill:_Spill, n_terms:int, path:Path, field:str, k1:float, b:float, n
         for fd in fds: os.close(fd)
         for o in outs: o.f.close()
     for o in outs: o.close()
+    np.save(path/f'{field}.blockmax.npy', _block_max(np.load(path/f'{field}.data.npy', mmap_mode='r')))
     return int(indptr[-1])
 
 # %% ../nbs/10_retrieval.ipynb #a84b41e5
