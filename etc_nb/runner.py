@@ -140,8 +140,8 @@ def run(dataset:str='2wikimultihopqa', # dataset name
             elif most:
                 with batch_job(loop) as graphs:        # one pool and one set of graphs for every method, freed here
                     for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, bs)
+        if most and (workers or plan is not None): _log_graphs(out, graphs)   # (a batched job ran)
         _log_memory(out, loop, plan)
-        if most: _log_graphs(out, graphs)
         table = summary_table(in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))
         table.to_csv(out/'summary.csv')
     return table
