@@ -215,27 +215,24 @@ def make_model(spec:dict, kw:dict, device:str, dtype:torch.dtype):
     try:
         with torch.device(device): model = model_cls(cfg_cls(**kw)).eval()
     finally: torch.set_default_dtype(saved)
+    from etc_nb.strict import sharpen               # (the device-strict tests' tiny model is sharpened the same way)
     return sharpen(model)
 
-LOGIT_STD, SCORE_STD = 3.0, 6.0 # (3: entropies ~6 nats on LLaMA-2's vocabulary, not ~10.4; 6: peaked attention)
-
-def sharpen(model):
-    "Logits of std ~LOGIT_STD and attention scores of std ~SCORE_STD: entropies and attention vary from token to token"
-    # N(0, 0.02) weights give near-uniform next-token distributions (entropy ~ log V at every token) and near-uniform
-    # attention (each row ~ 1/T): ETC's and DRAGIN's triggers would never fire, and their retrieval, rollback and
-    # regeneration paths would go unrehearsed. A normalised hidden state has norm ~sqrt(d), so weights of std
-    # s/sqrt(d) give outputs of std ~s: the logits, and q, k of std sqrt(SCORE_STD) (scaled q.k: std ~SCORE_STD).
-    with torch.no_grad():
-        for name, mod in model.named_modules():
-            s = (LOGIT_STD if mod is model.get_output_embeddings() else
-                 SCORE_STD ** 0.5 if name.endswith(('q_proj', 'k_proj')) else None)
-            if s is not None: mod.weight.normal_(0, s / mod.weight.shape[1] ** 0.5)
-    return model
+def mask_unknown_ids(model, n_tok:int)->str:
+    "Output ids the tokenizer has no piece for (Phi-2: 51,200 rows, 50,295 pieces) never chosen, as by the trained model"
+    # a random model would emit them, and the released triggers read every token's piece; Phi-2's output layer has a
+    # bias (set to -1e4 there); LLaMA's tokenizers cover their vocabularies
+    head, V = model.get_output_embeddings(), model.config.vocab_size
+    if V <= n_tok: return 'none'
+    if getattr(head, 'bias', None) is None: return f"{V - n_tok} (not masked: the output layer has no bias)"
+    with torch.no_grad(): head.bias[n_tok:] = -1e4
+    return f"{V - n_tok} (masked: output bias -1e4)"
 
 def build(name:str, a, tok, folder:Path)->dict:
     "Make `name`'s random model, save it with its tokenizer into `folder`; what was made"
     spec = MODELS[name]; kw, k, K = shape(spec, a.quick, a.max_layers)
     t0 = time.perf_counter(); model = make_model(spec, kw, a.device, a.dtype); made = time.perf_counter() - t0
+    unknown = mask_unknown_ids(model, len(tok))
     params = sum(p.numel() for p in model.parameters())
     model.save_pretrained(folder); tok.save_pretrained(folder)
     del model; free()
@@ -243,7 +240,7 @@ def build(name:str, a, tok, folder:Path)->dict:
                 threshold_overrides=spec.get('overrides', 'none: the papers\' tables'),
                 width='tiny (hidden 64, --quick)' if a.quick else 'full', vocab=kw['vocab_size'],
                 tokenizer_ids=len(tok),
-                make_s=round(made, 1), save_s=round(time.perf_counter() - t0 - made, 1),
+                ids_without_piece=unknown, make_s=round(made, 1), save_s=round(time.perf_counter() - t0 - made, 1),
                 folder_gb=round(sum(f.stat().st_size for f in folder.iterdir()) / 1e9, 2))
 
 def free():
@@ -262,13 +259,16 @@ def count_records(out:Path)->int: # complete lines of the run folder's traces.js
     f = out/'traces.jsonl'
     return f.read_bytes().count(b'\n') if f.exists() else 0
 
-def cli(folder:Path, out:Path, a, methods:list, log:Path, kill_at:int|None=None)->dict:
+def cli(folder:Path, out:Path, a, methods:list, log:Path, kill_at:int|None=None, extra:tuple=())->dict:
     "Run `etc_nb_run` on the model folder (SIGKILLed once `kill_at` records are in, if given); its wall time and log"
     from etc_nb.runner import cli_command
     cmd = cli_command() + ['--model', str(folder), '--dataset', DATASET, '--method', ','.join(methods),
                            '--n', str(a.n), '--batch-size', str(a.batch_size), '--out', str(out)] + cli_flags(a.device)
-    cmd += [x for k, v in MODELS[folder.name].get('overrides', {}).items() for x in (f'--{k}', str(v))]
+    from etc_nb.runs import _applies
+    cmd += [x for k, v in MODELS[folder.name].get('overrides', {}).items() if any(_applies(k, m) for m in methods)
+            for x in (f'--{k}', str(v))] + list(extra)                # (a threshold no method takes is a usage error)
     env = os.environ | {'PYTHONPATH': os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')])}
+    if a.device == 'cpu': env['ETC_NB_STEP_GRAPHS'] = 'eager'    # the bucketed step path, run without capture
     total, t0, killed = a.n * len(methods), time.perf_counter(), None
     with open(log, 'ab') as f:
         p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
@@ -329,8 +329,64 @@ def cli_phase(name:str, folder:Path, a, questions, work:Path)->dict:
     recs = checked_records(out, questions, list(MAIN_METHODS))
     tok, wall = sum(r['counters']['tokens'] for r in recs), run['wall_s']
     return run | dict(records=len(recs), checked=len(recs), tokens=tok, questions_per_hour=round(3600 * len(recs) / wall),
+                      graphs=graphs_check(out, a.device),
                       tokens_per_s=round(tok / wall, 1), rate=RATE, memory=memory_check(out, log, a.device),
                       per_method=method_rates(recs, a.n, a.batch_size))
+
+def graphs_check(out:Path, device:str)->dict:
+    "The job's decode-step graphs from compute.jsonl: made once per bucket for the whole run (all its methods), each"
+    " captured on CUDA (none failed), none captured on the CPU (the eager bucketed path)"
+    from etc_nb.runs import read_compute
+    g = [c['graphs'] for c in read_compute(out) if 'graphs' in c]
+    if not g: raise AssertionError("no graph counts in compute.jsonl")
+    g = g[-1]; want = g['steps'] if device == 'cuda' else 0
+    if g['steps'] < 1 or g['captured'] != want or g['capture_failure']: raise AssertionError(f"graph counts {g}")
+    return g
+
+# ---------------------------------------------------------------------------------- what else a user can run
+def other_methods(folder:Path, a, questions, work:Path)->dict:
+    "The methods beyond Table 2's seven (`etc_nb.loop.METHODS`) through the CLI on one model; where spaCy's pipeline is"
+    " missing (the GPU machine's stub), those that need it are skipped, said so"
+    from etc_nb.core import load_nlp
+    from etc_nb.experiments import MAIN_METHODS
+    from etc_nb.loop import METHODS
+    methods = [m for m in METHODS if m not in MAIN_METHODS]
+    try: load_nlp(); skipped = {}
+    except Exception as e:
+        skipped = {m: f"spaCy's English pipeline missing ({type(e).__name__})" for m in NEEDS_PIPELINE}
+        methods = [m for m in methods if m not in skipped]
+    out, log = work/'runs'/'other_methods', work/'other_methods.log'
+    run = cli(folder, out, a, methods, log)
+    recs = checked_records(out, questions, methods)
+    return run | dict(methods=methods, records=len(recs), skipped=skipped, graphs=graphs_check(out, a.device),
+                      retrievals={m: sum(r['counters']['retrievals'] for r in recs if r['method'] == m) for m in methods})
+
+NEEDS_PIPELINE = ('dragin_official', 'etc_release', 'lrag') # spaCy's parser or sentences (the GPU image has a stub)
+
+def lucene_run(folder:Path, a, questions, work:Path)->dict:
+    "ETC through the CLI with `--retriever lucene` (real Lucene), where Lucene can start"
+    from etc_nb.lucene import lucene_missing
+    if why := lucene_missing(): return dict(skipped=why.splitlines()[0][:300])
+    out = work/'runs'/'lucene'
+    run = cli(folder, out, a, ['etc'], work/'lucene.log', extra=('--retriever', 'lucene'))
+    return run | dict(records=len(checked_records(out, questions, ['etc'])))
+
+def corpus_run(folder:Path, a, questions, work:Path)->dict:
+    "ETC through the CLI with `--corpus`: the closed corpus written out as a DPR TSV and searched as an open one"
+    from etc_nb.corpus import write_dpr_tsv
+    from etc_nb.pipeline import closed_corpus
+    tsv = work/'corpus'/'psgs.tsv'; tsv.parent.mkdir(parents=True, exist_ok=True); write_dpr_tsv(closed_corpus(DATASET), tsv)
+    out = work/'runs'/'corpus'
+    run = cli(folder, out, a, ['etc'], work/'corpus.log', extra=('--corpus', str(tsv)))
+    return run | dict(records=len(checked_records(out, questions, ['etc'])))
+
+def ray_run(folder:Path, a, questions, work:Path)->dict:
+    "ETC through the CLI on one Ray actor (`--workers 1`): the worker's chunks share one job, freed at its end"
+    import importlib.util
+    if importlib.util.find_spec('ray') is None: return dict(skipped='ray is not installed here')
+    out = work/'runs'/'ray'
+    run = cli(folder, out, a, ['etc'], work/'ray.log', extra=('--workers', '1'))
+    return run | dict(records=len(checked_records(out, questions, ['etc'])), graphs=graphs_check(out, a.device))
 
 # ------------------------------------------------------------------------------------------------- reference loop
 def reference_loop(model, tok, questions, traces:dict, budget_s:float)->dict:
@@ -532,6 +588,9 @@ def rehearse(a, work:Path, path:Path)->dict:
         res['kill_resume'] = r.phase('kill_resume', kill_resume, a.models[-1], folder, a, questions, work)
         res['pool_check'] = r.phase('pool_check', pool_check, folder, a, work)
         res['parity'] = r.phase('parity', parity, folder, a, questions)
+        for name, fn in (('other_methods', other_methods), ('lucene', lucene_run), ('corpus', corpus_run),
+                         ('ray_worker', ray_run)):
+            res[name] = r.phase(name, fn, folder, a, questions, work)
     return res
 
 def work_dir(a)->Path:
@@ -565,7 +624,20 @@ def parse_args():
     a.reference_s = a.reference_s or (a.timeout_s if a.quick else 45)
     return a
 
+GPU_COMMAND = ('PYTHONUNBUFFERED=1 python3 benchmarks/gpu_rehearsal.py --inputs .device/gpu_rehearsal/inputs.tar.xz '
+               '--out $OUT/gpu_rehearsal.json --timeout-s 150')
+GPU_MINUTES = 10 # an estimate, not yet measured: per model ~1 min to make and save, ~1 min of CLI, <= 45 s of reference;
+                 # then kill/resume, the pool check, parity and the other methods on the last (smallest) model, ~2 min
+
+def gpu_command()->str:
+    "What to run on a lent GPU machine, and how long it takes: printed first"
+    return (f"on a lent GPU machine (one H100/H200, no internet), after `python benchmarks/gpu_rehearsal.py --pack-inputs "
+            f".device/gpu_rehearsal/inputs.tar.xz` here, run (carry .device/gpu_rehearsal):\n    {GPU_COMMAND}\n"
+            f"expected: about {GPU_MINUTES} minutes (estimated; add --max-layers 16 to halve the model phases under a "
+            f"600 s limit); then commit $OUT/gpu_rehearsal.json as benchmarks/results/gpu_rehearsal_<gpu>.json")
+
 def main():
+    print(gpu_command(), flush=True)
     a = parse_args()
     if a.pack_inputs: return pack_inputs(a.pack_inputs)
     path = Path(a.out) if a.out else (Path(tempfile.gettempdir())/'gpu_rehearsal_quick.json' if a.quick else

@@ -106,15 +106,26 @@ def decode_rates(model, tok, B:int, prompt:int, lo:int, hi:int)->dict:
         if graphs: res['pool_bytes'] = eng._pool.nbytes                    # keys/values held: the prefix once, B x own
         ids = torch.tensor([pre.ids + eng.encode(c) for c in cases], device=model.device)
         del eng, pre; free_memory()
-    kw = dict(do_sample=False, cache_implementation='static', pad_token_id=32001)
+    res['hf_static_generate'] = hf_static_rate(model, ids, B, lo, hi, compiled=False)
+    res['hf_static_generate_compiled'] = hf_static_rate(model, ids, B, lo, hi, compiled=True)
+    return res
+
+HF_STATIC = ("hf_static_generate: HF generate with a static cache, eager (disable_compile=True), the baseline the "
+             "ratios use; hf_static_generate_compiled: the same with transformers' automatic torch.compile (CUDA "
+             "only; compiled once per batch size, in the warm-up), a second line, not in the ratios")
+
+def hf_static_rate(model, ids, B:int, lo:int, hi:int, compiled:bool)->float|str|None:
+    "Decode tokens/s of HF `generate` with a static cache, eager or compiled; None if its cache does not fit, else why it failed"
+    if compiled and model.device.type != 'cuda': return 'not run: transformers compiles generate on CUDA only'
+    kw = dict(do_sample=False, cache_implementation='static', pad_token_id=32001, disable_compile=not compiled)
     def hf(n):
         with torch.inference_mode():
             sync(); t0 = time.perf_counter(); model.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw); sync()
         return time.perf_counter() - t0
-    try: res['hf_static_generate'] = marginal_rate(hf, B, lo, hi)
-    except torch.OutOfMemoryError: res['hf_static_generate'] = None            # its static cache does not fit at B
-    free_memory()
-    return res
+    try: return marginal_rate(hf, B, lo, hi)
+    except torch.OutOfMemoryError: return None                       # its static cache does not fit at B
+    except Exception as e: return f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+    finally: free_memory()
 
 def copy_bandwidth(device:str, nbytes:int)->float:
     "Bytes/s a device-to-device copy moves (read + write), best of 5: the memory bandwidth a decode step can reach"
@@ -188,9 +199,12 @@ def device_mode(device:str, quick:bool, inputs=None)->dict:
     out.update(copy_bandwidth_gb_s=round(bw / 1e9, 1),
                decode_tokens_per_s={B: r['graphs'] for B, r in out['per_batch'].items()},
                hf_static_tokens_per_s={B: r['hf_static_generate'] for B, r in out['per_batch'].items()},
+               hf_static_compiled_tokens_per_s={B: r['hf_static_generate_compiled'] for B, r in out['per_batch'].items()},
+               hf_static=HF_STATIC,
                bandwidth_bound_tokens_per_s={B: bandwidth_bound(model, B, prompt, own, bw) for B in batches})
     mid, top = (32, 128) if not quick else (batches[-1], batches[-1])
     hf_mid = out['hf_static_tokens_per_s'][mid]
+    hf_mid = hf_mid if isinstance(hf_mid, float) else None
     out.update(decode_tokens_per_s_at_max_batch=out['decode_tokens_per_s'][top], max_batch=top,
                vs_hf_static_generate=hf_mid and round(out['decode_tokens_per_s'][mid] / hf_mid, 2),
                max_batch_vs_hf_static_b32=hf_mid and round(out['decode_tokens_per_s'][top] / hf_mid, 2))

@@ -426,10 +426,10 @@ def _chunk_given(self:_QuestionRun, trig:Trigger, steps:list, stop:str)->dict: #
     ids = [st.id for st in steps] + eos; pieces = tok.convert_ids_to_tokens(ids)
     if 'etc_starts' in want:
         return dict(starts=np.array(etc_word_starts(pieces, release_markers(tok)[0], etc_unmergeable(tok)), float))
-    out = dict(a_self=second_pass(self.eng, ids).max(dim=1).values.mean(0).numpy(),
+    out = dict(a_self=second_pass(self.eng, ids).max(dim=1).values.mean(0).cpu().numpy(),   # (on the model's device)
                starts=np.array(release_word_starts(pieces, *release_markers(tok), tok.eos_token), dtype=float))
     if eos:
-        h = choose_signals(s.logits.float()[None], torch.tensor(eos))[0, 1].item()
+        h = choose_signals(s.logits.float()[None], torch.tensor(eos, device=s.logits.device))[0, 1].item()
         out.update(eos_entropy=np.array([h]), eos_text=tok.decode(eos))
     return out
 
@@ -445,7 +445,7 @@ def _qfs_release(self:_QuestionRun, d:Decision)->tuple: # (query, source)
     first = len(words) - len(r['words'])
     flagged = [first + j for j, h in enumerate(r['hit']) if h]
     content = content_texts(load_nlp()(all_text))
-    A = second_pass(self.eng, ids).mean(0).numpy()
+    A = second_pass(self.eng, ids).mean(0).cpu().numpy()
     return qfs_release(A, spans, words, flagged, content, self.m.query_cfg['n']), 'qfs_release'
 
 # %% ../nbs/12_loop.ipynb #a23f209c

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np, pandas as pd, torch
 from fastcore.script import store_true
 from tqdm.auto import tqdm
+from .batch import batch_job, graph_counts
 from .core import UsageError, check_args, console_script, hold_run_folder, script_command
 from .data import load_dataset
 from .lm import Compute, check_model
@@ -64,6 +65,9 @@ def _log_failures(out:Path, failures:list): # questions a Ray worker ran out of 
     if not failures: return
     with open(out/'failures.jsonl', 'a', encoding='utf-8') as g: g.writelines(json.dumps(x) + '\n' for x in failures)
     print(f"{len(failures)} question(s) ran out of CUDA memory twice: {out/'failures.jsonl'} (a rerun answers them)")
+
+def _log_graphs(out:Path, graphs:dict): # the job's decode-step graph counts (`batch_job`), to compute.jsonl
+    with open(out/'compute.jsonl', 'a', encoding='utf-8') as f: f.write(json.dumps({'graphs': graphs}) + '\n')
 
 def _log_memory(out:Path, loop:Loop, plan): # the plan's total and the measured peak, to compute.jsonl
     if plan is None: return
@@ -127,13 +131,16 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         if most: log_compute(out, loop, len(done))
         bs, plan = _batch_to_run(loop, batch_size, progress, most) if most and not workers else (1, None)
         with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
+            graphs = graph_counts()                     # the job's decode-step graphs (`13_batch`)
             if workers:
                 failures = []
                 answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress,
-                              batch_size=batch_size, failures=failures)
+                              batch_size=batch_size, failures=failures, graphs=graphs)
                 _log_failures(out, failures)
-            else:
-                for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, bs)
+            elif most:
+                with batch_job(loop) as graphs:        # one pool and one set of graphs for every method, freed here
+                    for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, bs)
+        if most and (workers or plan is not None): _log_graphs(out, graphs)   # (a batched job ran)
         _log_memory(out, loop, plan)
         table = summary_table(in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))
         table.to_csv(out/'summary.csv')

@@ -18,7 +18,9 @@ from fastcore.script import Param
 from tqdm.auto import tqdm
 from .core import console_script, hold_run_folder, is_bundled
 from .data import QADataset, load_dataset
+from .batch import add_graph_counts, batch_job, graph_counts
 from .lm import Compute, model_name
+from .memory import is_allocation_failure
 from .loop import method_config
 from .prompts import get_prompt
 from .pipeline import (answer_questions, batch_plan, default_batch_size, get_engine, get_loop, retrieval_info,
@@ -121,6 +123,7 @@ class Worker:
         self.engine = get_engine(self.model, self.compute)           # the model, loaded here: once per process
         self.batch_size = default_batch_size(self.engine.device)    # 32 on CUDA, 8 on a CPU
         self.chunks, self.oom = Counter(), False                    # (questions, batch size) -> chunks answered
+        self.job, self.graphs = None, graph_counts()     # the open `batch_job` (loop, block, counts); the run's counts
 
     def loop(self, dataset:str, variant:str, prompt_format:str='raw', corpus:str|None=None, retriever:str='bm25'):
         "The process's loop of a dataset setting (`RunPlan.loop_args`) on this worker's model"
@@ -139,15 +142,35 @@ class Worker:
                debug:bool=False, # store each chunk's prompt
                batch_size:int|None=None, # questions decoded together (None: this worker's `batch_size`)
               )->list: # one trace per question
-        "Answer a chunk of questions with `answer_questions`, all traces at once"
+        "Answer a chunk of questions with `answer_questions`, all traces at once (the pool kept for the next chunk)"
         if self.oom: gc.collect(); torch.cuda.empty_cache(); self.oom = False   # what the failed batch held, freed
-        loop = self.loop(*loop_args)
+        loop = self.loop(*loop_args); self._open_job(loop)
         b = batch_size or batch_plan(loop, None)[0]      # the default: the device's, shrunk to fit on CUDA (`15_pipeline`)
         try: traces = list(answer_questions(loop, m, questions, debug, b))
-        except torch.cuda.OutOfMemoryError as e:     # the batch it ran at travels with the error (Ray pickles it)
-            e.batch_size, self.oom = b, True; raise
+        except Exception as e:
+            if not is_allocation_failure(e): raise
+            self.end_job(); raise _as_oom(e, b) from None  # (every form, as an OutOfMemoryError: Ray pickles it)
         self.chunks[len(questions), b] += 1
         return traces
+
+    def _open_job(self, loop):
+        "The run's pools and graphs are kept from chunk to chunk of one loop (`batch_job`) until `end_job`"
+        if self.job is not None and self.job[0] is not loop: self._close_job()
+        if self.job is None: block = batch_job(loop); self.job = (loop, block, block.__enter__())
+    def _close_job(self):
+        loop, block, counts = self.job; self.job = None; block.__exit__(None, None, None)
+        add_graph_counts(self.graphs, counts)
+    def end_job(self)->dict: # {steps, captured, capture_failure} of the chunks answered since the last call
+        "Free the pools and graphs kept for the run (its end, or a failed batch); their graph counts"
+        if self.job is not None: self._close_job()
+        self.oom = True                                  # (the next chunk empties the allocator's cache first)
+        graphs, self.graphs = self.graphs, graph_counts(); return graphs
+
+def _as_oom(e:Exception, b:int)->torch.cuda.OutOfMemoryError:
+    "An allocation failure of any form as the `OutOfMemoryError` the driver retries, with the batch it ran at"
+    oom = e if isinstance(e, torch.cuda.OutOfMemoryError) else torch.cuda.OutOfMemoryError(
+        f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}")
+    oom.batch_size = b; return oom
 
 # %% ../nbs/16_scale.ipynb #75cb4978
 @dataclass
@@ -296,6 +319,13 @@ def _pool_for(plan:RunPlan, workers:int, address, worker_cls): # the open pool o
     return nullcontext(pool) if pool else ray_workers(plan.model, workers, address, plan.compute, worker_cls)
 
 # %% ../nbs/16_scale.ipynb #8a2f65d8
+def _end_jobs(pool:WorkerPool, graphs:dict):
+    "Every live worker frees the run's pools and graphs; their graph counts added to `graphs`"
+    for a in sorted(pool.live):
+        try: add_graph_counts(graphs, pool.ray.get(pool.actors[a].end_job.remote()))
+        except pool.ray.exceptions.RayActorError: pool.live.discard(a)
+
+# %% ../nbs/16_scale.ipynb #e284c68c
 def answer_on_ray(plan:RunPlan, # the run's dataset, model and corpus
                   cfgs:dict, # method name -> resolved `MethodConfig`
                   questions:list, # the run's questions
@@ -310,6 +340,7 @@ def answer_on_ray(plan:RunPlan, # the run's dataset, model and corpus
                   failures:list|None=None, # questions that ran out of CUDA memory twice: {method, qid, error,
                                            # batch_size} appended
                   worker_cls:type=Worker, # the actors' class when this call starts its own
+                  graphs:dict|None=None, # the workers' decode-step graph counts (`graph_counts`), added at the end
                  )->Counter: # answers per worker
     "Answer the questions not yet recorded on Ray workers (the open pool, else `workers` of its own); each record once"
     todo = [(m, [q for q in questions if (m.name, q.id) not in done]) for m in cfgs.values()]
@@ -329,6 +360,7 @@ def answer_on_ray(plan:RunPlan, # the run's dataset, model and corpus
             on_oom = lambda a, c, e: _after_oom(a, c, getattr(e.cause, 'batch_size', None) or c.batch_size or
                                                 pool.batch_size, e, failures)   # (the batch the worker really ran)
             answered = _dispatch(pool.ray, pool.actors, chunks, call, record, live=pool.live, on_oom=on_oom)
+            _end_jobs(pool, graph_counts() if graphs is None else graphs)
     finally: bar.close()
     if progress:
         print(' · '.join(f"worker {a} ({pool.info[a]['host']}, {pool.info[a]['device']}): {k}"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The GPU image's versions on this CPU: torch 2.11.0 and transformers 5.17.0 (the lent GPU machine's pins) run
+# `benchmarks/gpu_rehearsal.py --quick` and the device-strict notebook (nbs/13b_device_strict.ipynb); ends with
+# "N passed, N failed" like tools/test.sh, exit 1 on a failure. Run after tools/install.sh (the project's .venv).
+#
+# The environment ($GPU_PINS_VENV, default ~/.cache/etc_nb/venv-gpu-pins: outside the clone, so a fresh-clone CI builds
+# it once) holds only the two pinned packages and what they pull in; everything else (etc_nb's other dependencies,
+# nbdev) is read from the project's .venv behind them (a .pth line, added after the install so that pip never touches
+# .venv). Python: this machine's 3.11 (the image has 3.12; the OS has no 3.12 package). torch: PyPI's 2.11.0 wheel is
+# the CUDA build (its CPU-only build is on download.pytorch.org, not reachable from CI), so its CUDA libraries come
+# along (~3 GB once, from PyPI); with no GPU it runs on the CPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TORCH=2.11.0 TRANSFORMERS=5.17.0
+MAIN=$(cd "${VENV:-.venv}" && pwd)
+PINS=${GPU_PINS_VENV:-${ETC_NB_CACHE:-$HOME/.cache/etc_nb}/venv-gpu-pins}
+PY="$PINS/bin/python"
+want="torch==$TORCH transformers==$TRANSFORMERS"
+if [ "$(cat "$PINS/.pins" 2>/dev/null)" != "$want" ]; then
+  echo "== building $PINS ($want)"
+  rm -rf "$PINS"; python3 -m venv "$PINS"
+  "$PY" -m pip --disable-pip-version-check -q install "torch==$TORCH" "transformers==$TRANSFORMERS" 2>&1 | grep -v "is ignored" || true
+  site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  "$MAIN/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$site/zz_project_venv.pth"
+  echo "$want" > "$PINS/.pins"
+fi
+export PATH="$PINS/bin:$PATH" PYTHONPATH="$PWD" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
+       PYTHONWARNINGS=ignore OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
+"$PY" -c "import torch, transformers as t; assert (torch.__version__.split('+')[0], t.__version__) == ('$TORCH', '$TRANSFORMERS'), (torch.__version__, t.__version__); print('== torch', torch.__version__, '| transformers', t.__version__)"
+
+passed=0 failed=0
+check() { # name, command...: one more passed or failed
+  local name=$1; shift; local t0=$SECONDS log; log=$(mktemp)
+  if "$@" > "$log" 2>&1; then passed=$((passed + 1)); echo "$name (GPU pins): ok in $((SECONDS - t0))s"
+  else failed=$((failed + 1)); tail -30 "$log"; echo "$name (GPU pins): FAILED after $((SECONDS - t0))s"; fi
+  rm -f "$log"
+}
+# (the project's nbdev_test script, run by this environment's Python: the notebook's kernel is this process)
+check "nbs/13b_device_strict.ipynb" timeout 900 "$PY" "$MAIN/bin/nbdev_test" --path nbs/13b_device_strict.ipynb --do_print
+# one model, every phase on it (Phi-2: the other architecture; the whole four-model run is tools/test.sh's)
+check "benchmarks/gpu_rehearsal.py --quick --models phi-2" timeout "${BENCH_TIMEOUT:-900}" "$PY" benchmarks/gpu_rehearsal.py --quick --models phi-2
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
