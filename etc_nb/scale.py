@@ -17,6 +17,7 @@ import torch
 from fastcore.script import Param
 from tqdm.auto import tqdm
 from .core import console_script, hold_run_folder, is_bundled
+from .lucene import restore_jvm_signals
 from .data import QADataset, load_dataset
 from .batch import add_graph_counts, batch_job, graph_counts
 from .lm import Compute, model_name
@@ -111,7 +112,7 @@ def ray_cluster(address:str|None=None, # a running cluster, e.g. 'head-node:6379
             if address: ray.init(address=address, log_to_driver=False)
             else: ray.init(address='local', num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
             yield ray
-        finally: ray.shutdown()
+        finally: ray.shutdown(); restore_jvm_signals()   # (Ray leaves SIGSEGV at SIG_DFL: a JVM here gets its handlers back)
 
 # %% ../nbs/16_scale.ipynb #b70b5c44
 class Worker:

@@ -47,5 +47,8 @@ if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then
     else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; tail -30 "$log.bench"; echo "$b --quick: FAILED after $((SECONDS - t0))s"; fi
   done
 fi
+if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then   # the GPU image's pins (torch 2.11.0, transformers 5.17.0): rehearsal + device-strict
+  if bash tools/test_gpu_pins.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; fi
+fi
 echo "$passed passed, $failed failed"
 exit "$rc"

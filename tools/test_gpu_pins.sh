@@ -39,5 +39,5 @@ check() { # name, command...: one more passed or failed
 check "nbs/13b_device_strict.ipynb" timeout 900 "$PY" "$MAIN/bin/nbdev_test" --path nbs/13b_device_strict.ipynb --do_print
 # one model, every phase on it (Phi-2: the other architecture; the whole four-model run is tools/test.sh's)
 check "benchmarks/gpu_rehearsal.py --quick --models phi-2" timeout "${BENCH_TIMEOUT:-900}" "$PY" benchmarks/gpu_rehearsal.py --quick --models phi-2
-echo "$passed passed, $failed failed"
+echo "== GPU pins: $passed ok, $failed failed"
 [ "$failed" = 0 ]
