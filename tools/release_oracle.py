@@ -33,11 +33,11 @@ PATCHES = [
     ('dragin', 'generate.py', "tokens[0] == '</s>'", "tokens[0] == EOS_TOKEN", "the same"),
     ('dragin', 'generate.py',
      '            tokenseq = "".join(tokens[r[0]: r[1]+1]).replace(self.space_token, "")\n            value',
-     '            tokenseq = self.tokenizer.convert_tokens_to_string(tokens[r[0]: r[1]+1]).strip()\n            value',
-     "P8 of 04_triggers: a word's string is its text (byte-level pieces joined would read `Ċ`, `Ã¥`)"),
+     '            tokenseq = self.tokenizer.convert_tokens_to_string(tokens[r[0]: r[1]+1]).replace(" ", "")\n            value',
+     "P8 of 04_triggers: a word's string is its text, the marker's space removed as the code removes the marker (byte-level pieces joined would read `Ċ`, `Ã¥`); the runs committed on 2026-11-28 had `.strip()` here, which also dropped a word's newline"),
     ('dragin', 'generate.py',
      '            tokenseq = "".join(tokens_tmp[r[0]: r[1]+1]).replace(self.generator.space_token, "")',
-     '            tokenseq = self.generator.tokenizer.convert_tokens_to_string(tokens_tmp[r[0]: r[1]+1]).strip()',
+     '            tokenseq = self.generator.tokenizer.convert_tokens_to_string(tokens_tmp[r[0]: r[1]+1]).replace(" ", "")',
      "P8 in the QFS pass"),
 ]
 
@@ -185,7 +185,7 @@ def compare(release:str, ours:str, out:str, budget:int=64):
     rel = {d['qid']: d for d in map(json.loads, open(release))}
     rows = []
     for o in map(json.loads, open(ours)):
-        r = rel[o['qid']]
+        if (r := rel.get(o['qid'])) is None: continue           # the oracle has not answered it (yet)
         rq, oq = [x['query'] for x in r['retrievals']], [x['query'] for x in o['retrievals']]
         rp, op = [x['passages'] for x in r['retrievals']], [x['passages'] for x in o['retrievals']]
         rows.append(dict(qid=o['qid'], retrievals_release=len(rq), retrievals_ours=len(oq),
