@@ -7,7 +7,8 @@ __all__ = ['METHODS', 'FORMULATIONS', 'QFS_ROWS', 'QFS_ROW', 'QFS_END', 'LRAG_SU
            'method_definitions', 'MethodConfig', 'top_n', 'threshold_param', 'resolve_threshold', 'trigger_params',
            'method_config', 'first_sentence_end', 'answer_complete', 'lrag_summary', 'lrag_context', 'chunk_tokens',
            'steps_from_chunk', 'decision_dict', 'as_decision', 'replay_chunk', 'Loop', 'qfs_end', 'second_pass',
-           'release_markers', 'etc_unmergeable', 'score_prediction', 'check_trace', 'checked_traces']
+           'release_markers', 'etc_unmergeable', 'score_prediction', 'join_if_nonempty', 'top_sentence',
+           'etc_release_stop', 'dragin_top_sentence', 'dragin_release_stop', 'check_trace', 'checked_traces']
 
 # %% ../nbs/12_loop.ipynb #f47c3a15
 import copy, hashlib, inspect, json, math, string, time
@@ -53,7 +54,7 @@ FORMULATIONS = ('question', 'qfs', 'qfs_release', 'qfs_etc', 'flare_masked', 'la
 QFS_ROWS = ('trigger', 'flagged') # whose attention rows rank QFS candidates (see "QFS in the loop")
 QFS_ROW = ('own', 'predicting') # which row of such a token: its own (DRAGIN §3.2) or its predictor's (DRAGIN's code)
 QFS_END = ('last', 'trigger') # where 'flagged' candidates end: at the last flagged word or at the trigger word (ETC's)
-_CHOICES = dict(after_retrieval=('regenerate', 'regenerate_eos', 'continue'), keep=('sentence', 'all'),
+_CHOICES = dict(after_retrieval=('regenerate', 'continue', 'etc_release', 'dragin_release'), keep=('sentence', 'all'),
                 context_format=('passages', 'lrag'), retriever=('bm25', 'dense'), pre_query=('question',))
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class MethodConfig:
     retriever:str = 'bm25' # 'bm25' or 'dense'
     top_k:int = 3 # passages per retrieval
     query_max_tokens:int|None = 64 # DRAGIN's left truncation of the query (LLM tokens); None: none
-    after_retrieval:str = 'regenerate' # 'regenerate', 'regenerate_eos' (ETC's release) or 'continue'
+    after_retrieval:str = 'regenerate' # 'regenerate', 'continue', 'etc_release' or 'dragin_release' (own loops)
     keep:str = 'sentence' # after 'regenerate': keep the first sentence or 'all' of the continuation
     context_persists:bool = False # do the latest passages stay in the prompt of later chunks?
     context_format:str = 'passages' # 'passages' (Context:\n[1] ...) or 'lrag' (L-RAG's summary/details block)
@@ -324,16 +325,17 @@ class _QuestionRun:
 
     def _keep(self, steps): self.ids += [s.id for s in steps]; self.pieces += [s.text for s in steps]
 
-    def _context(self, hits:list)->str:
+    def _context(self, hits:list, regen:bool=False)->str:
         texts = [p.text for p, _ in hits]
         if self.m.context_format == 'lrag': return lrag_context(self.qtext, self.summary, texts)
+        if regen and self.m.after_retrieval == 'etc_release': return self.loop.prompt.with_context(texts) + '\n'
         return self.loop.prompt.with_context(texts) if texts else ''
 
 # %% ../nbs/12_loop.ipynb #f512b90a
 @patch
 def _generate(self:_QuestionRun, kind:str, hits:list, trig:Trigger|None, budget:int, first_sentence:bool=False)->tuple:
     s, a0 = self.sess, len(self.ids)
-    s.update(case=self.case, context=self._context(hits), text=self.ids)
+    s.update(case=self.case, context=self._context(hits, kind == 'context'), text=self.ids)
     prompt = self.eng.tok.decode(s.ids[len(self.loop.prefix):]) if self.debug else None
     if trig is not None: trig.begin_chunk()
     steps, d, ws = [], None, WordStream() if first_sentence else None
@@ -493,9 +495,10 @@ def _query(self:_QuestionRun, d:Decision, steps:list)->tuple: # (query, formulat
 def _retrieve(self:_QuestionRun, d:Decision, steps:list, chunk:int|None)->list:
     m = self.m
     query, source = (self.qtext, m.pre_query) if chunk is None else self._query(d, steps)
-    if not query.strip(): query, source = self.qtext, f"question (the {m.query} query was empty)"
+    blank = not query.strip() and m.after_retrieval == 'etc_release'           # the release sends it: no hits
+    if not query.strip() and not blank: query, source = self.qtext, f"question (the {m.query} query was empty)"
     sent = truncate_query(query, self.eng.tok, m.query_max_tokens)
-    hits = self.loop.retriever(m.retriever).search(sent, m.top_k)
+    hits = [] if blank else self.loop.retriever(m.retriever).search(sent, m.top_k)
     start = self.chunks[chunk]['answer_start'] if chunk is not None else 0
     self.events.append(dict(kind='pre' if chunk is None else 'trigger', chunk=chunk, word=d.word, token=d.token,
                             truncate=d.truncate, answer_pos=start + max(d.token, 0), value=float(d.value),
@@ -513,20 +516,15 @@ def _regenerate(self:_QuestionRun, hits:list)->tuple: # (stop reason of the rege
     self._keep(steps[:n])
     return stop, n == len(steps)
 
-# %% ../nbs/12_loop.ipynb #538dd36d
-_QUESTION_ENDS = dict(regenerate=('eos', 'stop_string'), regenerate_eos=('eos',)) # stops of a whole regeneration
-
-# %% ../nbs/12_loop.ipynb #b36567d9
-@patch
-def _drop_stop(self:_QuestionRun):
-    "Take the kept text's trailing whitespace-only tokens (the stop string) back out, as the release's `.strip()`"
-    while self.pieces and not self.pieces[-1].strip() and self.chunks[-1]['kept'] > 0:
-        self.ids.pop(); self.pieces.pop(); self.chunks[-1]['kept'] -= 1
+# %% ../nbs/12_loop.ipynb #48592a37
+_QUESTION_ENDS = ('eos', 'stop_string') # stops of a whole regeneration that end the question ('regenerate')
 
 # %% ../nbs/12_loop.ipynb #4b7474f2
 @patch
 def _rounds(self:_QuestionRun)->str: # the stop reason
     m = self.m
+    if m.after_retrieval == 'etc_release': return self._etc_rounds()
+    if m.after_retrieval == 'dragin_release': return self._dragin_rounds()
     while True:
         if (budget := self.max_len - len(self.ids)) <= 0: return 'budget'
         active = self.trig if len(self.events) < m.max_retrievals else None
@@ -547,9 +545,8 @@ def _rounds(self:_QuestionRun)->str: # the stop reason
         else:
             cstop, whole = self._regenerate(hits)
             if m.context_persists: self.ctx = hits
-            if whole and cstop == 'stop_string' and m.after_retrieval == 'regenerate_eos': self._drop_stop()
             if len(self.ids) <= before: return 'no_progress'
-            if whole and cstop in _QUESTION_ENDS[m.after_retrieval]: return cstop
+            if whole and cstop in _QUESTION_ENDS: return cstop
         if answer_complete(self.pieces): return 'answer'
 
 # %% ../nbs/12_loop.ipynb #a8c9c662
@@ -590,6 +587,102 @@ def _trace(self:_QuestionRun, text:str, final:str, regen:bool, stop:str, wall:fl
                 golds=golds, generated=text, prediction=final, **score_prediction(final, golds, loop.dataset),
                 retrievals=self.events, chunks=self.chunks, counters=counters, stop_reason=stop,
                 wall_s=round(wall, 3), **lrag)
+
+# %% ../nbs/12_loop.ipynb #cd48e844
+def join_if_nonempty(*parts:str, sep:str=' ')->str: # the non-empty parts joined by `sep`
+    "ETC's release `join_if_nonempty`"
+    return sep.join(p for p in parts if p)
+
+def top_sentence(text:str)->str: # '' when no sentence has a non-blank character
+    "ETC's release `get_top_sentence`: spaCy's sentence texts of `text` concatenated up to the first non-blank one"
+    out = ''
+    for s in load_nlp()(text).sents:
+        out += s.text
+        if s.text.strip(): return out
+    return ''
+
+# %% ../nbs/12_loop.ipynb #f7bb8339
+def etc_release_stop(ended:bool, # did the regeneration end on EOS?
+                     kept:str, # its first sentence (`top_sentence`, unstripped)
+                     whole:str, # the whole regeneration
+                     n_tokens:int, # the answer re-encoded: its token count (BOS included if the tokenizer adds it)
+                     max_len:int, # the generation length
+                     grew:bool, # is the answer longer, in characters, than before the round?
+                    )->str|None: # the stop reason, or None to go on
+    "The release's stop rules after a regeneration, in its order"
+    if ended and len(kept) >= len(whole.strip()): return 'eos'
+    if n_tokens > max_len: return 'budget'
+    return None if grew else 'no_progress'
+
+# %% ../nbs/12_loop.ipynb #2f804a71
+@patch
+def _answer(self:_QuestionRun)->str: # the answer so far, as the release's text
+    "The kept ids as one string (`convert_tokens_to_string`, as the code rebuilds its text)"
+    tok = self.eng.tok
+    return tok.convert_tokens_to_string(tok.convert_ids_to_tokens(self.ids)) if self.ids else ''
+
+@patch
+def _set_answer(self:_QuestionRun, text:str, # the release's new text
+                sep:str='', # what its prompt puts between the case and the text (encoded, not in the text)
+               ):
+    "The answer replaced by `text` re-encoded, as the code's next round reads it"
+    n0 = len(self.ids)
+    self.ids = self.eng.tok.encode(sep + text, add_special_tokens=False) if text else []
+    self.pieces = token_pieces(self.eng.tok, self.ids)
+    if self.pieces: self.pieces[0] = self.pieces[0][len(sep):]
+    if self.chunks: self.chunks[-1]['kept'] = max(len(self.ids) - n0, 0)
+
+@patch
+def _etc_rounds(self:_QuestionRun)->str: # the stop reason
+    "ETC's released `inference` loop (`after_retrieval='etc_release'`)"
+    while True:
+        old = len(self._answer())
+        steps, d, stop = self._generate('plain', [], self.trig, self.max_len)
+        if len(steps) + (stop == 'eos') <= 1: self.chunks[-1]['kept'] = 0; return 'empty'
+        if d is None: self._keep(steps); return _STOP[stop]
+        self._keep(steps[:d.truncate])
+        hits = self._retrieve(d, steps, len(self.chunks) - 1)
+        prefix = self._answer()
+        regen, _, cstop = self._generate('context', hits, None, self.max_len)
+        whole = self.eng.tok.decode([s.id for s in regen]); kept = top_sentence(whole)
+        self._set_answer(join_if_nonempty(prefix, kept.strip()))
+        text = self._answer()
+        if why := etc_release_stop(cstop == 'eos', kept, whole, len(self.eng.tok(text).input_ids), self.max_len,
+                                   len(text) > old): return why
+
+# %% ../nbs/12_loop.ipynb #0c001172
+def dragin_top_sentence(text:str)->str: # '' when it has none
+    "DRAGIN's release `get_top_sentence`: the first non-blank spaCy sentence, stripped"
+    return next((t for t in (s.text.strip() for s in load_nlp()(text).sents) if t), '')
+
+def dragin_release_stop(n_tokens:int, # the answer re-encoded: its token count
+                        max_len:int, # the generation length
+                        grew:bool, # is the answer longer, in characters, than before the round?
+                        text:str, # the answer
+                       )->str|None: # the stop reason, or None to go on
+    "DRAGIN's release stop rules after every round"
+    if n_tokens > max_len: return 'budget'
+    if not grew: return 'no_progress'
+    return 'answer' if 'the answer is' in text else None
+
+# %% ../nbs/12_loop.ipynb #78022052
+@patch
+def _dragin_rounds(self:_QuestionRun)->str: # the stop reason
+    "DRAGIN's released `AttnWeightRAG.inference` loop (`after_retrieval='dragin_release'`)"
+    tok, text = self.eng.tok, ''
+    def decoded(steps, stop): return tok.decode([s.id for s in steps] + ([self.sess.eos_id] if stop == 'eos' else []))
+    while True:
+        old = len(text)
+        steps, d, stop = self._generate('plain', [], self.trig, self.max_len)
+        if d is None: text = text.strip() + ' ' + decoded(steps, stop).strip()
+        else:
+            self._keep(steps[:d.truncate])                                  # what `_qfs_release` reads before the cut
+            hits, ptext = self._retrieve(d, steps, len(self.chunks) - 1), self.trig.release['prev'].strip()
+            self._set_answer(join_if_nonempty(text, ptext), ' ')
+            regen, _, cstop = self._generate('context', hits, None, self.max_len)
+            text = join_if_nonempty(text.strip(), ptext, dragin_top_sentence(decoded(regen, cstop)).strip())
+        self._set_answer(text, ' ')
+        if why := dragin_release_stop(len(tok(text).input_ids), self.max_len, len(text) > old, text): return why
 
 # %% ../nbs/12_loop.ipynb #51dccb78
 def _check(ok:bool, msg:str):
