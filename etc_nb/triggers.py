@@ -489,7 +489,8 @@ def _etc_paid(self:ETCRelease, spans:list)->np.ndarray:
 @patch
 def end_chunk(self:ETCRelease)->Decision|None:
     "Judge the whole chunk as the released code does"
-    if self.fired or len(self.steps) <= 1: return None
+    if self.fired or len(self.steps) <= 1:          # not judged (the release's check needs two tokens): nothing paid, so
+        self.given.setdefault('word_attn', np.full(len(self.steps), np.nan)); return None   # a replay needs no rows
     texts = [s.text for s in self.steps]
     spans, _ = release_words(texts, [bool(x) for x in np.ravel(self.given['starts'])])
     words = [''.join(texts[a:b]) for a, b in spans]
