@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['PREFILL_TOKENS', 'GRAPH_POSITIONS', 'SlotLayer', 'SlotPool', 'SlotSession', 'graph_counts', 'BatchEngine',
-           'decode_step', 'CudaGraphStep', 'prefill_step', 'Scheduler', 'attend_many', 'prefill_groups', 'batch_loop',
-           'answer_batched', 'add_graph_counts', 'batch_job', 'record_view', 'first_divergence', 'compare_runs']
+           'decode_step', 'CudaGraphStep', 'is_allocation_failure', 'prefill_step', 'Scheduler', 'attend_many',
+           'prefill_groups', 'batch_loop', 'answer_batched', 'add_graph_counts', 'batch_job', 'record_view',
+           'first_divergence', 'compare_runs']
 
 # %% ../nbs/13_batch.ipynb #707a543f
 import copy, functools, math, os, sys, threading, time
@@ -402,6 +403,14 @@ class CudaGraphStep:
         self.graph.replay()
         return tuple(None if t is None else t.clone() for t in self.out)   # the next replay overwrites the outputs
 
+# %% ../nbs/13_batch.ipynb #ea1a4457
+_ALLOC = ('out of memory', 'ALLOC_FAILED', 'cudaErrorMemoryAllocation')
+
+def is_allocation_failure(e:BaseException)->bool:
+    "Is `e` a device allocation failing (`13a_memory.ALLOCATION_FAILURES` lists its forms), not another error?"
+    if isinstance(e, torch.OutOfMemoryError): return True
+    return isinstance(e, RuntimeError) and any(k in str(e) for k in _ALLOC)
+
 # %% ../nbs/13_batch.ipynb #a307ec4c
 GRAPH_POSITIONS = 256 # own positions per bucket step of a captured decode step
 
@@ -426,7 +435,6 @@ def bucket_step(self:BatchEngine, pool:SlotPool, b:int, L:int)->'CudaGraphStep':
     if self.step_mode == 'capture':
         try: step = CudaGraphStep(pool, self, b, L); self.graph_stats['captured'] += 1; return step
         except Exception as e:
-            from etc_nb.memory import is_allocation_failure          # (`13a_memory` imports this module)
             if is_allocation_failure(e): raise                      # out of memory: the batch is retried smaller
             why = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"[:300]
             self.step_mode, self.graph_stats['capture_failure'] = 'eager', why

@@ -4,13 +4,13 @@
 
 # %% auto #0
 __all__ = ['HEADROOM', 'ALLOCATION_FAILURES', 'kv_bytes_per_position', 'pool_bytes', 'workspace_bytes', 'free_bytes',
-           'MemoryPlan', 'memory_plan', 'check_memory', 'is_allocation_failure', 'allocation_failure']
+           'MemoryPlan', 'memory_plan', 'check_memory', 'allocation_failure']
 
 # %% ../nbs/13a_memory.ipynb #54e739b0
 import os
 from dataclasses import dataclass
 import torch
-from .batch import PREFILL_TOKENS, SlotPool
+from .batch import PREFILL_TOKENS, SlotPool, is_allocation_failure
 from .core import UsageError
 
 # %% ../nbs/13a_memory.ipynb #6c7c8a51
@@ -128,12 +128,7 @@ ALLOCATION_FAILURES = ( # (exception type name, message): the forms an allocatio
     ('RuntimeError', 'CUDA driver error: out of memory'),                                    # the driver's own
     ('AcceleratorError', 'CUDA error: cudaErrorMemoryAllocation'))                           # by the error's name
 
-_ALLOC = ('out of memory', 'ALLOC_FAILED', 'cudaErrorMemoryAllocation')
-
-def is_allocation_failure(e:BaseException)->bool:
-    "Is `e` a device allocation failing (any of `ALLOCATION_FAILURES`), not another error?"
-    if isinstance(e, torch.OutOfMemoryError): return True
-    return isinstance(e, RuntimeError) and any(k in str(e) for k in _ALLOC)
+# (`is_allocation_failure`, which tells these forms from other errors, is in `13_batch`: the decode step needs it)
 
 def allocation_failure(name:str, msg:str)->BaseException:
     "An exception of the form `name` with `msg`, as torch raises it (for tests)"

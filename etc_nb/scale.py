@@ -19,9 +19,8 @@ from tqdm.auto import tqdm
 from .core import console_script, hold_run_folder, is_bundled
 from .lucene import restore_jvm_signals
 from .data import QADataset, load_dataset
-from .batch import add_graph_counts, batch_job, graph_counts
+from .batch import add_graph_counts, batch_job, graph_counts, is_allocation_failure
 from .lm import Compute, model_name
-from .memory import is_allocation_failure
 from .loop import method_config
 from .prompts import get_prompt
 from .pipeline import (answer_questions, batch_plan, default_batch_size, get_engine, get_loop, retrieval_info,
