@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['read_traces', 'method_configs', 'run_config', 'config_diff', 'with_defaults', 'check_config', 'log_compute',
            'read_compute', 'in_run_order', 'default_out', 'summary_table', 'row_file', 'record_files', 'write_results',
-           'read_results']
+           'record_list', 'read_results']
 
 # %% ../nbs/14_runs.ipynb #c4c14a1d
 import json
@@ -198,7 +198,8 @@ def write_results(dest:str|Path, # the results folder (created if missing)
     return dest
 
 # %% ../nbs/14_runs.ipynb #702af0b9
-def _list_of(p:Path)->str: # the record list a file belongs to: 'x-test.jsonl.zst' -> 'traces'
+def record_list(p:Path)->str: # the record list a file belongs to: 'x-test.jsonl.zst' -> 'traces'
+    "The record list (`row_file`'s `name`) a results folder's record file holds"
     stem = p.name.removesuffix('.jsonl.zst'); return stem.split('.', 1)[1] if '.' in stem else 'traces'
 
 def _in_job_order(config:dict, records:list)->list: # an experiment's records: its config's jobs, then slice order
@@ -214,5 +215,5 @@ def read_results(folder:str|Path, # a results folder written by `write_results`
     "Read a results folder: its config, its summary and the records of each named list"
     folder = Path(folder); config = json.loads((folder/'config.json').read_text())
     paths = sorted(folder.glob('*.jsonl.zst'))
-    def records(name): return _in_job_order(config, [r for p in paths if _list_of(p) == name for r in read_jsonl_zst(p)])
+    def records(name): return _in_job_order(config, [r for p in paths if record_list(p) == name for r in read_jsonl_zst(p)])
     return (config, pd.read_csv(folder/'summary.csv'), *map(records, names or ('traces',)))

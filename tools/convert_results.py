@@ -16,7 +16,7 @@ import argparse, collections, gzip, io, json, subprocess, sys
 from pathlib import Path
 import numpy as np, pandas as pd
 from etc_nb.core import project_root, write_zst
-from etc_nb.runs import read_results, record_files
+from etc_nb.runs import read_results, record_files, record_list
 
 ROOT = project_root(); RESULTS = ROOT/'data'/'results'
 
@@ -75,19 +75,18 @@ def same_summary(folder:Path, cfg:dict, recs:list)->tuple: # (values equal, bit-
     return bool(same_text and close), float(((a == b) | (np.isnan(a) & np.isnan(b))).mean()) if a.size else 1.0
 
 def check(folder:Path, rev:str|None)->bool:
-    cfg, _, *lists = read_results(folder, *(names := sorted(old_records(folder, rev) if rev else
-                                                             {p.name.removesuffix('.jsonl.zst').partition('.')[2] or 'traces'
-                                                              for p in folder.glob('*.jsonl.zst')})))
+    old_files = old_records(folder, rev) if rev else {}          # (none at a revision after the conversion)
+    names = sorted({record_list(p) for p in folder.glob('*.jsonl.zst')})
+    cfg, _, *lists = read_results(folder, *names)
     ok, counts = True, {}
-    if rev:
-        for name, raw in old_records(folder, rev).items():
-            new = collections.Counter(json.dumps(r, sort_keys=True) for r in lists[names.index(name)])
-            old = collections.Counter(json.dumps(json.loads(l), sort_keys=True) for l in raw.splitlines())
-            in_order = [json.dumps(r, sort_keys=True) for r in lists[names.index(name)]] == [
-                json.dumps(json.loads(l), sort_keys=True) for l in raw.splitlines()]
-            counts[name] = (f"{sum(old.values())} old, {sum(new.values())} new, {sum((old & new).values())} equal, "
-                            f"{'in' if in_order else 'NOT in'} the old order")
-            ok &= old == new
+    for name, raw in old_files.items():
+        new = collections.Counter(json.dumps(r, sort_keys=True) for r in lists[names.index(name)])
+        old = collections.Counter(json.dumps(json.loads(l), sort_keys=True) for l in raw.splitlines())
+        in_order = [json.dumps(r, sort_keys=True) for r in lists[names.index(name)]] == [
+            json.dumps(json.loads(l), sort_keys=True) for l in raw.splitlines()]
+        counts[name] = (f"{sum(old.values())} old, {sum(new.values())} new, {sum((old & new).values())} equal, "
+                        f"{'in' if in_order else 'NOT in'} the old order")
+        ok &= old == new
     summ_ok, bits = same_summary(folder, cfg, lists[names.index('traces')])
     files = sorted(p.name for p in folder.glob('*.jsonl.zst'))
     print(f"{folder.relative_to(RESULTS)}: {'ok' if ok and summ_ok else 'DIFFERENT'}; records {counts or 'not compared'}; "
