@@ -139,8 +139,9 @@ def data_files()->list: # the 2Wiki files a closed-corpus run reads, as (path he
 PURE_PYTHON = ('fastcore', 'rank_bm25') # imported by etc_nb, pure Python, not in the GPU image (device KINDS.md)
 SPACY_STUB = '"A stub: spaCy\'s English stop-word list alone (spacy.lang.en.stop_words, MIT), where spaCy is missing"\n'
 
-COMPILED = ('greenlet',)  # imported by etc_nb (the scheduler), compiled: unpacked from the GPU image's Python's wheel
-GPU_PYTHON = ('3.12', 'manylinux_2_28_x86_64')          # the GPU image's python3 (device KINDS.md) and its platform
+COMPILED = ('greenlet', 'zstandard')  # imported by etc_nb (the scheduler; results files), compiled: the GPU image's
+GPU_PYTHON = ('3.12', ('manylinux_2_28_x86_64', 'manylinux_2_17_x86_64'))  # Python's wheels; its python3 (device
+# KINDS.md) and the platforms it takes (pip matches each tag exactly: greenlet ships 2_28, zstandard 2_17 wheels)
 
 def pack_wheels(site:Path):
     "Unzip the GPU image's wheels of the compiled packages etc_nb imports into `site` (pip download, at pack time)"
@@ -149,7 +150,7 @@ def pack_wheels(site:Path):
         for name in COMPILED:
             spec = f"{name}=={importlib.metadata.version(name)}"
             subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--only-binary=:all:', '-d', tmp,
-                            '--python-version', GPU_PYTHON[0], '--platform', GPU_PYTHON[1], spec], check=True)
+                            '--python-version', GPU_PYTHON[0], *[f'--platform={p}' for p in GPU_PYTHON[1]], spec], check=True)
         for whl in Path(tmp).glob('*.whl'): zipfile.ZipFile(whl).extractall(site)
 
 def pack_site(site:Path):
