@@ -515,14 +515,44 @@ def parity(folder:Path, a, questions)->dict:
         c = compare_runs(one, many)
         res[dtype] = {k: c[k] for k in ('records', 'identical_fraction', 'explained_divergences',
                                          'unexplained_divergences')}
+        details = divergence_details(one, many, c['unexplained'], at_most=len(c['unexplained']))
+        res[dtype]['unexplained'] = details[:4]
+        values_only = [d for d in details if not d['differs'] and all(abs(x - y) <= 1e-3 * max(1., abs(x))
+                                                                      for x, y in d['values'])]
+        res[dtype]['values_only_divergences'] = len(values_only)   # every token, decision, query and passage the same
+        res[dtype]['values_max_rel_diff'] = max((abs(x - y) / max(1., abs(x)) for d in values_only
+                                                 for x, y in d['values']), default=0.)
         if grown: res['grown_vs_batched_float32'] = {k: compare_runs(many, grown)[k] for k in
                                                      ('records', 'identical_fraction', 'unexplained_divergences')}
         res[dtype]['same_answers'] = sum(x['prediction'] == y['prediction'] for x, y in
                                          zip(sorted(one, key=lambda r: (r['method'], r['qid'])),
                                              sorted(many, key=lambda r: (r['method'], r['qid']))))
-    if res['float32']['unexplained_divergences'] or res['grown_vs_batched_float32']['unexplained_divergences']:
+    # On CUDA, fp32 matrix products of another batch shape are not bitwise equal (cuBLAS picks kernels by shape), so a
+    # trigger's value can differ past compare_runs' 1e-4 relative while the record is otherwise identical (H200, 2026-11-28:
+    # ETC's score -1.36832 vs -1.36816 on one of 16 records): within 1e-3 relative, reported as values_only, not a
+    # failure. Any other departure that does not start at a near-tie fails.
+    f32 = res['float32']
+    if f32['unexplained_divergences'] - f32['values_only_divergences'] or \
+       res['grown_vs_batched_float32']['unexplained_divergences']:
         raise AssertionError(f"fp32 batched != one at a time, or a grown pool's records differ: {res}")
     return res
+
+def divergence_details(seq:list, other:list, keys:list, at_most:int=4)->list:
+    "For the first `at_most` divergent (method, qid) keys: where they depart and which parts of the record differ"
+    from etc_nb.batch import first_divergence, record_view
+    by_seq, by_other = ({(t['method'], t['qid']): t for t in run} for run in (seq, other))
+    out = []
+    for key in keys[:at_most]:
+        a, b = by_seq[tuple(key)], by_other[tuple(key)]
+        va, vb = record_view(a), record_view(b)
+        differs = [k for k in va if va[k] != vb[k]]
+        if va['retrievals'] != vb['retrievals']:
+            differs += [f"retrievals[{i}].{k}" for i, (x, y) in enumerate(zip(va['retrievals'], vb['retrievals']))
+                        for k in x if x[k] != y[k]]
+        vals = [(x['value'], y['value']) for x, y in zip(a['retrievals'], b['retrievals'])]
+        out.append(dict(method=key[0], qid=key[1], first=first_divergence(a, b), differs=differs[:8],
+                        values=[[x, y] for x, y in vals if x != y][:4]))
+    return out
 
 def grown_run(loop, cfg, questions)->list:
     "The batched run again with a pool that starts 16 positions past the prefix, so that it grows (under CUDA graphs"
@@ -565,6 +595,8 @@ def header(a)->dict:
                 dtype=str(a.dtype).removeprefix('torch.'), cli_flags=cli_flags(a.device) or 'no --dtype flag yet',
                 models={}, errors={}, phase_s={})
 
+LAST_PHASES = ('kill_resume', 'pool_check', 'parity', 'other_methods', 'lucene', 'corpus', 'ray_worker')
+
 def rehearse(a, work:Path, path:Path)->dict:
     "Every phase, model after model; the results"
     inputs = unpack_inputs(a.inputs, work) if a.inputs else None          # first: it may put etc_nb's imports on the path
@@ -580,18 +612,19 @@ def rehearse(a, work:Path, path:Path)->dict:
             m['tokenizer_check'] = r.phase('phi-2.tokenizer_check', gpt2_js_agreement, tok, texts)
         if tok is None or (b := r.phase(f'{name}.build', build, name, a, tok, folder)) is None: continue
         m |= b; r.write()
+        if 'cli' not in a.phases: continue
         if (c := r.phase(f'{name}.cli', cli_phase, name, folder, a, questions, work)) is None: continue
         m['cli'] = c
         if (ref := r.phase(f'{name}.reference', reference_phase, name, folder, a, questions, work)) is not None:
             m['reference'] = ref; m['vs_reference'] = compare(c, ref, a.n)
         if name != a.models[-1]: shutil.rmtree(folder, ignore_errors=True)     # disk: one model folder at a time
     if folder is not None and folder.exists():                                 # the last (smallest by default) model
-        res['kill_resume'] = r.phase('kill_resume', kill_resume, a.models[-1], folder, a, questions, work)
-        res['pool_check'] = r.phase('pool_check', pool_check, folder, a, work)
-        res['parity'] = r.phase('parity', parity, folder, a, questions)
-        for name, fn in (('other_methods', other_methods), ('lucene', lucene_run), ('corpus', corpus_run),
-                         ('ray_worker', ray_run)):
-            res[name] = r.phase(name, fn, folder, a, questions, work)
+        common = lambda fn: lambda: fn(folder, a, questions, work)
+        fns = dict(kill_resume=lambda: kill_resume(a.models[-1], folder, a, questions, work),
+                   pool_check=lambda: pool_check(folder, a, work), parity=lambda: parity(folder, a, questions),
+                   other_methods=common(other_methods), lucene=common(lucene_run), corpus=common(corpus_run),
+                   ray_worker=common(ray_run))
+        for name in (p for p in LAST_PHASES if p in a.phases): res[name] = r.phase(name, fns[name])
     return res
 
 def work_dir(a)->Path:
@@ -616,7 +649,11 @@ def parse_args():
     p.add_argument('--inputs', type=Path, help="the tar.xz --pack-inputs wrote (the GPU machine has no ~/.cache)")
     p.add_argument('--pack-inputs', type=Path, help='write the tokenizers and 2Wiki files to this tar.xz, then exit')
     p.add_argument('--work', help='work folder for models and runs (default: a temporary one, removed at the end)')
+    p.add_argument('--phases', default=','.join(('cli',) + LAST_PHASES), help='comma-separated phases to run after '
+                   "each model's build (default: all; `cli` also runs the reference loop)")
     a = p.parse_args()
+    a.phases = {x.strip() for x in a.phases.split(',') if x.strip()}
+    if bad := a.phases - {'cli', *LAST_PHASES}: p.error(f"unknown phase(s) {sorted(bad)}; use cli, {', '.join(LAST_PHASES)}")
     a.models = [m.strip() for m in a.models.split(',') if m.strip()]
     if bad := [m for m in a.models if m not in MODELS]: p.error(f"unknown model(s) {bad}; use {', '.join(MODELS)}")
     a.device = 'cuda' if torch.cuda.is_available() and not a.quick else 'cpu'
