@@ -52,6 +52,7 @@ PAPER_COLUMNS = (('2wikimultihopqa', 'EM'), ('2wikimultihopqa', 'F1'), ('hotpotq
 
 def _metrics(row:str)->tuple: return ('acc',) if ROWS[row].metric == 'acc' else ('EM', 'F1')
 
+# %% ../nbs/22a_tables.ipynb #94a27dc6
 def score_table(summary:pd.DataFrame, # an experiment's `summary.csv`
                 split:str='test',
                 base:bool=True, # label methods by their base name (one configuration per method and row)
@@ -153,10 +154,9 @@ def paper_scores(table:str='table2', # a score table of `paper_tables.json`: 'ta
 def side_by_side(tables:dict, # label -> table in `score_table`'s layout
                 )->pd.DataFrame: # columns (row, metric, label) over the columns every table has
     "Several score tables interleaved column by column (paper vs. measured here); `avg` only where all average alike"
-    first = next(iter(tables.values()))
     same_avg = len({tuple(t[('avg_of', '')].dropna().unique()) for t in tables.values() if ('avg_of', '') in t}) == 1
-    cols = [c for c in first.columns if c[0] not in ('avg_of', 'avg_printed') and (c[0] != 'avg' or same_avg)
-            and all(c in t for t in tables.values())]
+    cols = [c for c in next(iter(tables.values())).columns if c[0] not in ('avg_of', 'avg_printed')
+            and (c[0] != 'avg' or same_avg) and all(c in t for t in tables.values())]
     out = pd.concat({k: t[cols] for k, t in tables.items()}, axis=1)
     out.columns = pd.MultiIndex.from_tuples([(r, m, k) for k, r, m in out.columns])
     return out[[c + (k,) for c in cols for k in tables]]
