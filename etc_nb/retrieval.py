@@ -366,38 +366,8 @@ def _cursors(inds, dats, bmaxs, starts, ends, cnt):
         cur[r] = inds[fld[r]][pos[r]] if pos[r] < end[r] else none          # the cursor's passage
     return w, term, fld, cum, pos, end, cur
 
-# %% ../nbs/10_retrieval.ipynb #089e3bc1
-@numba.njit(cache=True, nogil=True)
-def _score_essential(inds, dats, cnt, term, fld, pos, end, cur, p, d, part):
-    "Passage `d`'s scores from the essential cursors (ranks >= p), which move past it: field sums, postings scored"
-    none = np.iinfo(np.int64).max; known = np.zeros(2); scored = 0
-    for r in range(p, len(cur)):
-        if cur[r] == d:
-            f = fld[r]; q = pos[r]; v = cnt[term[r]] * dats[f][q]; part[term[r], f] = v; known[f] += v
-            pos[r] = q + 1; cur[r] = inds[f][q + 1] if q + 1 < end[r] else none; scored += 1
-    return known, scored
-
-# %% ../nbs/10_retrieval.ipynb #69c1600c
-@numba.njit(cache=True, nogil=True)
-def _score_nonessential(inds, dats, bmaxs, cnt, w, term, fld, cum, pos, p, end, d, part, known, full, theta,
-                        h_max, h_sum, grow):
-    "Passage `d`'s scores from the non-essential cursors, largest bound first: alive (bound >= theta), postings scored"
-    scored = 0
-    for r in range(p - 1, -1, -1):
-        f = fld[r]; q = _skip_blocks(inds[f], pos[r], end[r], d); pos[r] = q
-        if q == end[r]: continue
-        if full:                                                 # the block maximum first: the block may be skipped
-            ub = known.copy(); ub += cum[r]; ub[f] += min(w[r], cnt[term[r]] * bmaxs[f][q // _BLOCK])
-            if _share_bound(ub[0], ub[1], h_max, h_sum) * grow < theta: return False, scored
-        q = _in_block(inds[f], q, end[r], d); pos[r] = q
-        if q < end[r] and inds[f][q] == d:
-            v = cnt[term[r]] * dats[f][q]; scored += 1; part[term[r], f] = v; known[f] += v
-        if full and _share_bound(known[0] + cum[r, 0], known[1] + cum[r, 1], h_max, h_sum) * grow < theta:
-            return False, scored
-    return True, scored
-
 # %% ../nbs/10_retrieval.ipynb #57991580
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline='always')
 def _exact_score(part, h_max, h_sum):
     "The best_fields score of the term parts, summed in float32 in query order as `_exhaustive` sums it"
     T = np.float32(0.0); X = np.float32(0.0)
@@ -405,7 +375,7 @@ def _exact_score(part, h_max, h_sum):
     return max(T, X) * h_max + (T + X) * h_sum
 
 # %% ../nbs/10_retrieval.ipynb #4c6d1486
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline='always')
 def _insert_top(top_d, top_s, n, k, d, s):
     "Put passage `d` with score `s` into the top list (an equal score stays behind); the list's new length"
     i = min(n, k - 1)
@@ -420,8 +390,7 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
               bmaxs, # per field: the block maxima
               starts, ends, # (m, 2): each query term's postings range per field, terms in query order
               cnt, # (m,) float32: each term's count in the query
-              k, h_max, h_sum, # top k; float32 1 - tie_breaker and tie_breaker
-              slack, # relative slack on every bound (`_prune_slack`)
+              k, h_max, h_sum, slack, # top k; float32 1 - tie_breaker and tie_breaker; bound slack (`_prune_slack`)
              ): # positions, float32 scores (best first, ties by position), postings scored
     "Exact top-k of the best_fields score by MaxScore with block maxima, over one cursor per (term, field)"
     m, none, grow = len(cnt), np.iinfo(np.int64).max, 1.0 + slack; nc = 2 * m
@@ -432,12 +401,25 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
         d = none                                                 # the next passage of an essential cursor
         for r in range(p, nc): d = min(d, cur[r])
         if d == none: break
-        known, more = _score_essential(inds, dats, cnt, term, fld, pos, end, cur, p, d, part); scored += more
+        known = np.zeros(2)
+        for r in range(p, nc):
+            if cur[r] == d:
+                f = fld[r]; q = pos[r]; v = cnt[term[r]] * dats[f][q]; part[term[r], f] = v; known[f] += v
+                pos[r] = q + 1; cur[r] = inds[f][q + 1] if q + 1 < end[r] else none; scored += 1
         alive = n < k or _share_bound(known[0] + cum[p, 0], known[1] + cum[p, 1], h_max, h_sum) * grow >= theta
-        if alive:
-            alive, more = _score_nonessential(inds, dats, bmaxs, cnt, w, term, fld, cum, pos, p, end, d, part, known,
-                                              n == k, theta, h_max, h_sum, grow); scored += more
-        if alive:
+        if alive:                                                # the non-essential cursors, largest bound first
+            for r in range(p - 1, -1, -1):
+                f = fld[r]; q = _skip_blocks(inds[f], pos[r], end[r], d); pos[r] = q
+                if q == end[r]: continue
+                if n == k:                                       # the block maximum first: the block may be skipped
+                    ub = known.copy(); ub += cum[r]; ub[f] += min(w[r], cnt[term[r]] * bmaxs[f][q // _BLOCK])
+                    if _share_bound(ub[0], ub[1], h_max, h_sum) * grow < theta: alive = False; break
+                q = _in_block(inds[f], q, end[r], d); pos[r] = q
+                if q < end[r] and inds[f][q] == d:
+                    v = cnt[term[r]] * dats[f][q]; scored += 1; part[term[r], f] = v; known[f] += v
+                if n == k and _share_bound(known[0] + cum[r, 0], known[1] + cum[r, 1], h_max, h_sum) * grow < theta:
+                    alive = False; break
+        if alive:                                                # the exact score, summed as `_exhaustive` sums it
             s = _exact_score(part, h_max, h_sum)
             if n < k or s > top_s[k - 1]:
                 n = _insert_top(top_d, top_s, n, k, d, s)
