@@ -27,6 +27,7 @@ def results_dir()->Path: # `data/results/` of the checkout (created)
     "Folder for committed experiment results (small JSONL/CSV)"
     d = project_root()/'data'/'results'; d.mkdir(parents=True, exist_ok=True); return d
 
+# %% ../nbs/00_core.ipynb #4f30cbcd
 def figures_dir()->Path: # `figures/` of the checkout (created)
     "Folder for figures written by notebooks"
     d = project_root()/'figures'; d.mkdir(parents=True, exist_ok=True); return d
@@ -40,6 +41,7 @@ def cache_dir(*sub:str)->Path: # `$ETC_NB_CACHE/<sub...>` (default `~/.cache/etc
 # %% ../nbs/00_core.ipynb #b1f0e7a3
 import zstandard
 
+# %% ../nbs/00_core.ipynb #de5e65df
 def jsonl_bytes(records, # JSON-serialisable dicts, one per line
                 ensure_ascii:bool=True, # escape non-ASCII characters
                )->bytes: # UTF-8 JSON lines
@@ -67,6 +69,7 @@ def read_jsonl_zst(path:str|Path)->list: # one dict per line
 # %% ../nbs/00_core.ipynb #c51f789b
 import contextlib, fcntl
 
+# %% ../nbs/00_core.ipynb #4c4495ec
 @contextlib.contextmanager
 def locked(path:str|Path, # an existing folder, or a lock file to create
            wait:bool=True, # wait for another holder to let go; False: raise `Busy` at once
@@ -126,6 +129,7 @@ def held_by_flock(path:str|Path, # a lock file or folder
         os.killpg(holder.pid, signal.SIGKILL); holder.wait()
         _until_released(path, holder.pid, timeout)
 
+# %% ../nbs/00_core.ipynb #c853ea20
 def _until_released(path, group:int, timeout:float): # until no process of `group` is left or `path`'s lock can be taken
     t0 = time.time()
     while True:
@@ -159,6 +163,7 @@ ARG_RULES = dict(        # argument: (kind, smallest allowed value)
 # %% ../nbs/00_core.ipynb #46764a5d
 def _is_int(v)->bool: return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
+# %% ../nbs/00_core.ipynb #a17c2d9b
 def parse_shard(v)->tuple|None: # (i, N), or None if `v` is neither 'i/N' nor a pair of integers
     "A shard given as 'i/N' or (i, N), unchecked"
     if isinstance(v, tuple) and len(v) == 2 and all(map(_is_int, v)): return v
@@ -168,11 +173,13 @@ def parse_shard(v)->tuple|None: # (i, N), or None if `v` is neither 'i/N' nor a 
 # %% ../nbs/00_core.ipynb #b2a84e28
 _ALLOWED = dict(int='an integer >= {}', real='a finite number >= {}', shard="of the form i/N with integers 0 <= i < N")
 
+# %% ../nbs/00_core.ipynb #4f0fc2bb
 def _allowed(kind:str, lo, v)->bool:
     if kind == 'int': return _is_int(v) and v >= lo
     if kind == 'real': return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v >= lo
     return (s := parse_shard(v)) is not None and 0 <= s[0] < s[1]
 
+# %% ../nbs/00_core.ipynb #c1277a77
 def check_args(**kwargs)->dict: # the same keyword arguments
     "Check each argument that has a rule in `ARG_RULES` (None = not given); raise `UsageError` on the first bad one"
     for k, v in kwargs.items():
@@ -193,6 +200,7 @@ def bundled_dir()->Path:
     "The project's `data/bundled/`: the hand-written sample used when no data folder has a dataset"
     return project_root()/'data'/'bundled'
 
+# %% ../nbs/00_core.ipynb #91e6e97f
 def is_bundled(path:str|Path)->bool:
     "Is `path` a file of the bundled sample?"
     return bundled_dir() in Path(path).parents
@@ -210,6 +218,7 @@ def find_data(rel:str|Path, # path relative to a data folder, e.g. `pubmedqa/ori
     raise DataNotFound(rel, f"not found in {[str(d) for d in dirs] or 'any data folder'}; "
                             "set ETC_NB_DATA or see data/README.md for how to obtain it")
 
+# %% ../nbs/00_core.ipynb #ced97fe1
 @functools.cache
 def _bundled_notice(p:Path)->Path:
     print(f"etc_nb: no {p.parent.name} data found; using the project's bundled sample {p.relative_to(project_root())} "
@@ -287,6 +296,7 @@ def _is_script(frame)->bool:
     return (g.get('__name__') == '__main__' and bool(g.get('__file__'))
             and Path(g['__file__']).resolve() == Path(frame.f_code.co_filename).resolve())
 
+# %% ../nbs/00_core.ipynb #b96c1aeb
 def console_script(prog:str): # the script's name (see `console_scripts` in settings.ini)
     "Decorator: run `func` as console script `prog` through `script_main` when called without arguments from a script"
     def deco(func):
@@ -333,6 +343,7 @@ for argv, env in cases:
 print(json.dumps(res))
 """
 
+# %% ../nbs/00_core.ipynb #3b7f30f0
 def script_runs(cmd:list, # e.g. `script_command('etc_nb_run', 'etc_nb.runner')`
                 cases:list, # each an argument list, or (arguments, {variable: value})
                 env:dict|None=None, # environment of the run (default: this process's)

