@@ -9,7 +9,7 @@ For each model (LLaMA-2-7b-chat, Vicuna-13b-v1.5 = LLaMA-2-13b-chat's shape, LLa
 the other: a random-weight model of the exact config (`MODELS`, copied from each model's public config.json) is made on
 the device and `save_pretrained` with its real tokenizer into a work folder; `etc_nb_run` answers the first `--n`
 2WikiMultihopQA questions on the closed corpus with the seven Table 2 methods (`etc_nb.experiments.MAIN_METHODS`),
-batched (`--batch-size`; CUDA graphs on CUDA, the default there); every trace must pass `etc_nb.loop.check_trace`, no
+batched (`--batch-size`; CUDA graphs on CUDA, the default there); every trace must pass `etc_nb.trace.check_trace`, no
 (method, qid) may be missing or doubled; the memory plan the runner printed, and on CUDA compute.jsonl's
 `memory.plan_bytes` against `memory.peak_bytes` ("within 10%" checked); questions/hour and tokens/s of the CLI, end to
 end and per method, against a DRAGIN-style reference loop (`reference_loop`) on the `dragin` traces' chunks. After the
@@ -286,7 +286,7 @@ def tail(log:Path, n:int=8)->str: return ' | '.join(log.read_text(errors='replac
 
 def checked_records(out:Path, questions, methods:list)->list:
     "The run folder's records: no (method, qid) twice (`read_traces` raises), none missing, each passes `check_trace`"
-    from etc_nb.loop import check_trace
+    from etc_nb.trace import check_trace
     from etc_nb.runs import read_traces
     recs = read_traces(out/'traces.jsonl')
     want = {(m, q.id) for m in methods for q in questions}
@@ -346,11 +346,11 @@ def graphs_check(out:Path, device:str)->dict:
 
 # ---------------------------------------------------------------------------------- what else a user can run
 def other_methods(folder:Path, a, questions, work:Path)->dict:
-    "The methods beyond Table 2's seven (`etc_nb.loop.METHODS`) through the CLI on one model; where spaCy's pipeline is"
+    "The methods beyond Table 2's seven (`etc_nb.config.METHODS`) through the CLI on one model; where spaCy's pipeline is"
     " missing (the GPU machine's stub), those that need it are skipped, said so"
     from etc_nb.core import load_nlp
     from etc_nb.experiments import MAIN_METHODS
-    from etc_nb.loop import METHODS
+    from etc_nb.config import METHODS
     methods = [m for m in METHODS if m not in MAIN_METHODS]
     try: load_nlp(); skipped = {}
     except Exception as e:

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 from .core import load_nlp
 from .signals import group_words
-from .loop import steps_from_chunk
+from .trace import steps_from_chunk
 from .trend import etc_scores, running_mean_scores
 from .stats import proportion_ci
 from matplotlib.patches import Rectangle

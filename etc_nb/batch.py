@@ -19,7 +19,8 @@ from transformers import DynamicCache
 from transformers.modeling_utils import AttentionInterface
 from .engine import (Engine, GrowingLayer, Prefix, Session, attention_rows, choose_signals, hook_last_layer,
                            last_layer_attention)
-from .loop import Loop, MethodConfig
+from .loop import Loop
+from .config import MethodConfig
 from .retrieval import Retriever
 from .signals import NONFINITE_LOGITS
 from .triggers import Trigger

@@ -19,7 +19,8 @@ from .core import (Busy, DataError, UsageError, benchmark_file, console_script, 
                          project_root, results_dir)
 from .data import DATASETS, DOWNLOADS, MANUAL, load_dataset
 from .lm import Compute, model_name, model_slug
-from .loop import LABEL_DATASETS, method_config, score_prediction
+from .loop import score_prediction
+from .config import LABEL_DATASETS, method_config
 from .prompts import ANSWER_PHRASE
 from .pipeline import corpus_path
 from .runs import read_compute, read_results, read_traces, summary_table, write_results

@@ -19,7 +19,8 @@ from .corpus import Corpus, from_paragraphs, prepare_corpus
 from .data import DATASETS, DOWNLOADS, dataset_paragraphs, resolve_variant
 from .engine import Engine
 from .lm import Compute, load_lm, model_name
-from .loop import Loop, MethodConfig
+from .loop import Loop
+from .config import MethodConfig
 from .memory import MemoryPlan, check_memory, memory_plan
 from .prompts import PROMPT_FORMATS, get_prompt, in_format
 from .analyzer import EnglishAnalyzer

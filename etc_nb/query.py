@@ -17,6 +17,7 @@ def _question_text(question)->str:
         raise ValueError(f"expected a non-empty question (str or Question), got {question!r}")
     return q.strip()
 
+# %% ../nbs/11_query.ipynb #671aaaa6
 def question_query(question, # a question string or an `etc_nb.data.Question`
                   )->str:
     "The question itself (SR-RAG; the pre-generation retrieval of FL-RAG, FS-RAG, FLARE; L-RAG)"
@@ -25,6 +26,7 @@ def question_query(question, # a question string or an `etc_nb.data.Question`
 # %% ../nbs/11_query.ipynb #33e57d63
 def _squash(text:str)->str: return ' '.join(text.split())
 
+# %% ../nbs/11_query.ipynb #cf66e663
 def full_context_query(question, # a question string or `Question`
                        text:str, # the answer generated so far
                       )->str:

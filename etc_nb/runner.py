@@ -15,7 +15,8 @@ from .batch import batch_job, graph_counts
 from .core import UsageError, check_args, console_script, hold_run_folder, script_command
 from .data import load_dataset
 from .lm import Compute, check_model
-from .loop import Loop, MethodConfig
+from .loop import Loop
+from .config import MethodConfig
 from .runs import (check_config, default_out, in_run_order, log_compute, method_configs, read_traces, run_config,
                          summary_table)
 from .pipeline import (answer_questions, batch_plan, check_prompt_format, check_retriever, corpus_path,

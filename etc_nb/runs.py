@@ -14,7 +14,8 @@ import pandas as pd
 from .core import DataError, UsageError, check_args, is_bundled, project_root, read_jsonl_zst, read_zst, write_zst, jsonl_bytes
 from .evaluation import efficiency_table
 from .lm import Compute, compute_note
-from .loop import METHODS, Loop, MethodConfig, method_config, method_definitions, trigger_params
+from .loop import Loop
+from .config import METHODS, MethodConfig, method_config, method_definitions, trigger_params
 
 # %% ../nbs/14_runs.ipynb #4e0af07b
 def read_traces(path:str|Path, # a traces.jsonl file (missing: no records)

@@ -21,7 +21,7 @@ from .lucene import restore_jvm_signals
 from .data import QADataset, load_dataset
 from .batch import add_graph_counts, batch_job, graph_counts, is_allocation_failure
 from .lm import Compute, model_name
-from .loop import method_config
+from .config import method_config
 from .prompts import get_prompt
 from .pipeline import (answer_questions, batch_plan, default_batch_size, get_engine, get_loop, retrieval_info,
                              run_corpus, variant_name)

@@ -164,7 +164,7 @@ def strict_run(base, # a `Loop` (its prompt, retrievers, tokenizer)
               )->dict: # {'traces': [...], 'decode_steps': n, 'waits_per_decode_step': {site: mean}, 'waits': {site: n}}
     "Every method batched under `DeviceStrict`; the host waits of the decode steps counted by site"
     import etc_nb.batch as batch
-    from etc_nb.loop import METHODS
+    from etc_nb.config import METHODS
     real, steps, in_steps, traces = batch.decode_step, [0], collections.Counter(), []
     def counted(pool, sessions):
         before = mode.waits.copy(); real(pool, sessions)
