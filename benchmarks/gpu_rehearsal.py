@@ -497,10 +497,10 @@ def pool_check(folder:Path, a, work:Path)->dict:
 
 def parity(folder:Path, a, questions)->dict:
     """Batch parity, in-process: ETC and DRAGIN answered one at a time and batched (all questions together), compared
-    record by record (`etc_nb.batch.compare_runs`: a divergence is explained when it starts at a near-tie, top-1 minus
+    record by record (`etc_nb.compare.compare_runs`: a divergence is explained when it starts at a near-tie, top-1 minus
     top-2 logit < 1e-3), in fp32 (batched must equal one-at-a-time up to explained near-ties) and in the run's dtype
     (bf16 on a GPU: the fraction of identical records, reported, not required)"""
-    from etc_nb.batch import compare_runs
+    from etc_nb.compare import compare_runs
     from etc_nb.lm import Compute
     from etc_nb.pipeline import answer_questions, get_loop
     over = MODELS[folder.name].get('overrides', {})
