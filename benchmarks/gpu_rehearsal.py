@@ -497,10 +497,10 @@ def pool_check(folder:Path, a, work:Path)->dict:
 
 def parity(folder:Path, a, questions)->dict:
     """Batch parity, in-process: ETC and DRAGIN answered one at a time and batched (all questions together), compared
-    record by record (`etc_nb.batch.compare_runs`: a divergence is explained when it starts at a near-tie, top-1 minus
+    record by record (`etc_nb.compare.compare_runs`: a divergence is explained when it starts at a near-tie, top-1 minus
     top-2 logit < 1e-3), in fp32 (batched must equal one-at-a-time up to explained near-ties) and in the run's dtype
     (bf16 on a GPU: the fraction of identical records, reported, not required)"""
-    from etc_nb.batch import compare_runs
+    from etc_nb.compare import compare_runs
     from etc_nb.lm import Compute
     from etc_nb.pipeline import answer_questions, get_loop
     over = MODELS[folder.name].get('overrides', {})
@@ -539,7 +539,7 @@ def parity(folder:Path, a, questions)->dict:
 
 def divergence_details(seq:list, other:list, keys:list, at_most:int=4)->list:
     "For the first `at_most` divergent (method, qid) keys: where they depart and which parts of the record differ"
-    from etc_nb.batch import first_divergence, record_view
+    from etc_nb.compare import first_divergence, record_view
     by_seq, by_other = ({(t['method'], t['qid']): t for t in run} for run in (seq, other))
     out = []
     for key in keys[:at_most]:

@@ -8,7 +8,7 @@ The fp32 loop is the runner's (`get_loop`); the bf16 loop is the same prompt and
 dtype=torch.bfloat16)`, which is what the bundled precision variant `qwen2.5-coder-0.5b-bf16` loads. Per precision: wall
 seconds, questions/hour, EM/F1 and retrievals per question; then `speedup_bf16` (fp32 wall ÷ bf16 wall), the share of
 questions with the same generated text (`same_text`, the records' `prediction`) and the same extracted answer
-(`same_answer`), and of identical records (`etc_nb.batch.compare_runs`: prediction, tokens, retrieval events). Then batch invariance in bf16: the first `--parity` questions answered one at a
+(`same_answer`), and of identical records (`etc_nb.compare.compare_runs`: prediction, tokens, retrieval events). Then batch invariance in bf16: the first `--parity` questions answered one at a
 time against the same questions in the batched bf16 run (`bf16_batch_parity`; fp32's is `throughput.py`'s, 200 of 200
 identical), since a resumed run groups its questions differently. bf16 is fast only where the CPU has AVX512-BF16
 (`cpu_flags` says).
@@ -34,7 +34,7 @@ def same(a:list, b:list)->dict: # shares of a's questions whose generated text /
     return {f'same_{k}': round(sum(r[f] == by[r['qid']][f] for r in a) / len(a), 3) for k, f in (('text', 'prediction'), ('answer', 'answer'))}
 
 def measure(model:str, n:int, start:int, batch:int, alpha:float, parity:int)->dict:
-    from etc_nb.batch import compare_runs
+    from etc_nb.compare import compare_runs
     from etc_nb.data import load_dataset
     from etc_nb.engine import Engine
     from etc_nb.lm import compute_note, load_lm

@@ -11,7 +11,7 @@
 CPU mode: the same questions through the sequential runner (B = 1) and the batched runner at each B, in one run; per B
 questions/hour, seconds and peak RSS; then `identical_fraction` (share of (question, method) records whose prediction,
 token ids, retrieval events, queries and passages equal the sequential run's), and the divergences, each *explained*
-when it starts at a token whose top-1 minus top-2 logit in the sequential run is below 1e-3 (`etc_nb.batch.compare_runs`).
+when it starts at a token whose top-1 minus top-2 logit in the sequential run is below 1e-3 (`etc_nb.compare.compare_runs`).
 Prints one JSON line last (also written to $OUT/throughput.json when OUT is set). The `--device cuda` mode needs
 torch, transformers and etc_nb's own light dependencies (fastcore, rank_bm25, scipy, pandas): on a GPU machine without
 the project installed, `--inputs` brings fastcore, rank_bm25 and greenlet (importing etc_nb does not import spaCy).
@@ -23,7 +23,7 @@ import torch
 def peak_rss_gb()->float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 def cpu_mode(n:int, batches:list, methods:list)->dict:
-    from etc_nb.batch import compare_runs
+    from etc_nb.compare import compare_runs
     from etc_nb.data import load_dataset
     from etc_nb.pipeline import answer_questions, get_loop
     loop, qs = get_loop('2wikimultihopqa'), list(load_dataset('2wikimultihopqa', n=n))

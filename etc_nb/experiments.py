@@ -146,7 +146,7 @@ def _fmt(v)->str: return f"{v:g}" if isinstance(v, float) else str(v)
 class Job:
     "One method configuration answering one slice of one row"
     row:str # a `ROWS` key
-    method:str # an `etc_nb.loop.METHODS` name
+    method:str # an `etc_nb.config.METHODS` name
     split:str='test' # 'test', 'validation' or 'backbone'
     params:tuple=() # ((key, value), ...) passed to the runner: thresholds, top_n, ...
     prompt_format:str='raw' # 'raw' or 'chat'

@@ -10,15 +10,17 @@ __all__ = ['HEADROOM', 'ALLOCATION_FAILURES', 'kv_bytes_per_position', 'pool_byt
 import os
 from dataclasses import dataclass
 import torch
+from fastcore.basics import patch
 from .batch import PREFILL_TOKENS, SlotPool, is_allocation_failure
 from .core import UsageError
 
-# %% ../nbs/13a_memory.ipynb #6c7c8a51
+# %% ../nbs/13a_memory.ipynb #43f060a8
 def _shape(model)->tuple: # (text config, query heads, KV heads, head size, bytes per element)
     c = model.config.get_text_config() if hasattr(model.config, 'get_text_config') else model.config
     H = c.num_attention_heads; kv = getattr(c, 'num_key_value_heads', None) or H
     return c, H, kv, getattr(c, 'head_dim', None) or c.hidden_size // H, next(model.parameters()).element_size()
 
+# %% ../nbs/13a_memory.ipynb #d95c819c
 def kv_bytes_per_position(model, # a transformers causal LM (its config and dtype)
                          )->int:
     "Bytes of keys and values one position takes over all layers"
@@ -54,9 +56,10 @@ def workspace_bytes(model, # the model
                + 2 * rows * kv * own * d * e + 4 * rows * V + last(rows))
     return step + prefill
 
-# %% ../nbs/13a_memory.ipynb #ef8d9632
+# %% ../nbs/13a_memory.ipynb #dc884dec
 HEADROOM = 0.05 # of the device's total memory (at least 1 GiB) kept free for the CUDA context and fragmentation
 
+# %% ../nbs/13a_memory.ipynb #483d987c
 def free_bytes(device:torch.device)->tuple: # (free, total) bytes
     "Free and total memory of `device` (CUDA: with what torch's allocator holds unused; a CPU: MemAvailable, MemTotal)"
     if device.type == 'cuda':
@@ -76,16 +79,28 @@ class MemoryPlan:
     grow_per_slot:int # what one growth of the pool (its own positions doubled) would add per slot
     total = property(lambda self: self.weights + self.prefix + self.slots * self.kv_per_slot + self.workspace)
     fits = property(lambda self: self.slots <= self.largest_batch)
-    def line(self)->str:
-        "The plan in one line (GiB)"
-        g = lambda b: f"{b / 2**30:.2f}"
-        return (f"memory plan ({self.device}, B = {self.slots}): weights {g(self.weights)} + prefix {g(self.prefix)} + "
-                f"{self.slots} × {g(self.kv_per_slot)} KV + workspace {g(self.workspace)} = {g(self.total)} GiB; "
-                f"{g(self.free)} GiB free after the weights and prefix, {g(self.headroom)} kept: "
-                f"{'fits' if self.fits else 'does NOT fit'} (largest batch {self.largest_batch}; "
-                f"a grown pool adds {g(self.grow_per_slot)} per slot)")
+
+# %% ../nbs/13a_memory.ipynb #20c61b66
+@patch
+def line(self:MemoryPlan)->str:
+    "The plan in one line (GiB)"
+    g = lambda b: f"{b / 2**30:.2f}"
+    return (f"memory plan ({self.device}, B = {self.slots}): weights {g(self.weights)} + prefix {g(self.prefix)} + "
+            f"{self.slots} × {g(self.kv_per_slot)} KV + workspace {g(self.workspace)} = {g(self.total)} GiB; "
+            f"{g(self.free)} GiB free after the weights and prefix, {g(self.headroom)} kept: "
+            f"{'fits' if self.fits else 'does NOT fit'} (largest batch {self.largest_batch}; "
+            f"a grown pool adds {g(self.grow_per_slot)} per slot)")
 
 # %% ../nbs/13a_memory.ipynb #69c867ff
+def _largest_batch(need, # batch size -> bytes it needs
+                   room:int, # bytes it may take
+                  )->int:
+    "The most slots (at most 4,096) whose need fits in `room`, found by trying batch sizes (each is arithmetic)"
+    largest = 0
+    while largest < 4096 and need(largest + 1) <= room: largest += 1
+    return largest
+
+# %% ../nbs/13a_memory.ipynb #b117d3c4
 def memory_plan(model, # the loaded model (its weights are on the device)
                 n_prefix:int, # positions of the demos' prefix
                 slots:int, # the batch size asked for
@@ -100,9 +115,7 @@ def memory_plan(model, # the loaded model (its weights are on the device)
     prefix = pool_bytes(per, n_prefix, 0, cap, once)                # (held by the demos' cache: already not free)
     slot = pool_bytes(per, n_prefix, 1, cap, once) - prefix
     headroom = max(int(HEADROOM * total), 2**30)
-    need = lambda b: b * slot + workspace_bytes(model, b, cap, n_prefix)
-    largest = 0
-    while largest < 4096 and need(largest + 1) <= free - headroom: largest += 1
+    largest = _largest_batch(lambda b: b * slot + workspace_bytes(model, b, cap, n_prefix), free - headroom)
     return MemoryPlan(str(dev), slots, model.get_memory_footprint(), prefix, slot,
                       workspace_bytes(model, slots, cap, n_prefix), free, headroom, largest, per * (cap - n_prefix))
 
@@ -118,7 +131,7 @@ def check_memory(plan:MemoryPlan, # `memory_plan` of the batch asked for (or of 
     raise UsageError(f"--batch-size {plan.slots} does not fit: {plan.line()}; "
                      f"use --batch-size {plan.largest_batch} or less")
 
-# %% ../nbs/13a_memory.ipynb #34f81a22
+# %% ../nbs/13a_memory.ipynb #dab0d06b
 ALLOCATION_FAILURES = ( # (exception type name, message): the forms an allocation failure on CUDA takes
     ('OutOfMemoryError', 'CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB'),
     ('AcceleratorError', 'CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported'),  # graph
@@ -128,8 +141,7 @@ ALLOCATION_FAILURES = ( # (exception type name, message): the forms an allocatio
     ('RuntimeError', 'CUDA driver error: out of memory'),                                    # the driver's own
     ('AcceleratorError', 'CUDA error: cudaErrorMemoryAllocation'))                           # by the error's name
 
-# (`is_allocation_failure`, which tells these forms from other errors, is in `13_batch`: the decode step needs it)
-
+# %% ../nbs/13a_memory.ipynb #a42f2665
 def allocation_failure(name:str, msg:str)->BaseException:
     "An exception of the form `name` with `msg`, as torch raises it (for tests)"
     cls = dict(OutOfMemoryError=torch.OutOfMemoryError,

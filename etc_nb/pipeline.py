@@ -44,8 +44,10 @@ def corpus_variant(dataset:str, variant:str|None)->str:
 # %% ../nbs/15_pipeline.ipynb #252a7436
 @functools.cache
 def _closed_corpus(dataset:str, v:str)->Corpus:
+    "The variant's passages, cached by the resolved variant (so `None` and the default's name share one corpus)"
     return from_paragraphs(dataset_paragraphs(dataset, v), words=100, name=f'{dataset}-{v}')
 
+# %% ../nbs/15_pipeline.ipynb #d1e3c87f
 def closed_corpus(dataset:str, # a dataset name, e.g. '2wikimultihopqa'
                   variant:str|None=None, # default: the dataset's default variant
                  )->Corpus:
@@ -57,9 +59,10 @@ def corpus_info(corpus:Corpus)->dict:
     "A corpus's name, fingerprint and size: what traces and run configs record about it"
     return dict(name=corpus.name, fingerprint=corpus.fingerprint, size=len(corpus))
 
-# %% ../nbs/15_pipeline.ipynb #2f85aff6
+# %% ../nbs/15_pipeline.ipynb #dc6cbafb
 DPR_PASSAGES = 21_015_324 # passages in DPR's `psgs_w100.tsv` (the DRAGIN README's check of the download)
 
+# %% ../nbs/15_pipeline.ipynb #ca18651c
 def corpus_path(corpus:str|Path, # a DPR TSV, a JSONL, a corpus folder, or 'wikipedia'
                )->Path:
     "The file or folder a `--corpus` names; 'wikipedia' is `<data dir>/wikipedia/psgs_w100.tsv`"
@@ -79,6 +82,7 @@ def corpus_path(corpus:str|Path, # a DPR TSV, a JSONL, a corpus folder, or 'wiki
 @functools.cache
 def _open_corpus(path:str, expected:int|None)->Corpus: return prepare_corpus(path, expected)
 
+# %% ../nbs/15_pipeline.ipynb #1f08bc69
 def open_corpus(corpus:str|Path)->Corpus:
     "The corpus `corpus` names (`corpus_path`), prepared once and opened once per process"
     return _open_corpus(str(corpus_path(corpus)), DPR_PASSAGES if str(corpus) == 'wikipedia' else None)
@@ -103,9 +107,10 @@ def dense_retriever(corpus:Corpus)->CachedRetriever:
     "all-MiniLM-L6-v2 exact search over `corpus` (L-RAG), embeddings cached, behind the retrieval cache"
     return CachedRetriever(DenseIndex(corpus))
 
-# %% ../nbs/15_pipeline.ipynb #21581210
+# %% ../nbs/15_pipeline.ipynb #fa89e278
 RETRIEVERS = ('bm25', 'lucene') # BM25 backends: etc_nb's embedded index (default), or real Lucene (`10a_lucene`)
 
+# %% ../nbs/15_pipeline.ipynb #e66d71a8
 def check_retriever(retriever:str): # 'bm25' or 'lucene'
     "A `UsageError` unless `retriever` is one of `RETRIEVERS` and, for Lucene, it can start here"
     if retriever not in RETRIEVERS:
@@ -119,6 +124,7 @@ def retrieval_info(corpus:Corpus, retriever:str='bm25')->dict:
     "What configs and records say a run searches: `corpus_info`, plus `retriever` when it is not the embedded BM25"
     return corpus_info(corpus) | ({} if retriever == 'bm25' else {'retriever': retriever})
 
+# %% ../nbs/15_pipeline.ipynb #34aad8d8
 def bm25_backend(corpus:Corpus, # the corpus a run searches
                  retriever:str='bm25', # 'bm25' (embedded) or 'lucene'
                 )->CachedRetriever:
@@ -143,16 +149,18 @@ def check_prompt_format(prompt_format:str): # 'raw' or 'chat'
     if prompt_format not in PROMPT_FORMATS:
         raise UsageError(f"unknown prompt format {prompt_format!r}; use {' or '.join(PROMPT_FORMATS)}")
 
-# %% ../nbs/15_pipeline.ipynb #6b33b154
+# %% ../nbs/15_pipeline.ipynb #05600bf0
 @functools.cache
 def _loop(dataset:str, model:str, variant:str, prompt_format:str, corpus:str|None=None, retriever:str='bm25',
           compute:Compute|None=None)->Loop:
+    "The loop of resolved arguments, built once per process"
     corpus, engine = run_corpus(dataset, variant, corpus), get_engine(model, compute)
     try: prompt = in_format(get_prompt(dataset), prompt_format, engine.tok)
     except ValueError as e: raise UsageError(str(e)) from None       # e.g. a base model without a chat template
     return Loop(engine, prompt, {'bm25': bm25_backend(corpus, retriever), 'dense': lambda: dense_retriever(corpus)},
                 dataset=dataset, model=model, corpus=retrieval_info(corpus, retriever))
 
+# %% ../nbs/15_pipeline.ipynb #86f27b22
 def get_loop(dataset:str='2wikimultihopqa', # dataset (its prompt and closed corpus)
              model:str|None=None, # model name (default: $ETC_NB_MODEL or the bundled SmolLM2-135M)
              variant:str|None=None, # dataset variant (default: the first one)

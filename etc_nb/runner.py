@@ -23,14 +23,16 @@ from .pipeline import (answer_questions, batch_plan, check_prompt_format, check_
                              corpus_variant, default_batch_size, get_loop, run_corpus, variant_name)
 from .scale import RunPlan, answer_on_ray, import_ray, shard_questions
 
-# %% ../nbs/17_runner.ipynb #2788ed70
+# %% ../nbs/17_runner.ipynb #8b9216d9
 def _split_methods(method)->list:
+    "The method names of `method`: a name, a comma-separated list, or a list"
     ms = [m.strip() for m in method.split(',') if m.strip()] if isinstance(method, str) else list(method)
     if not ms: raise UsageError("no method given")
     return ms
 
 # %% ../nbs/17_runner.ipynb #ca90269c
 def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, progress:bool, batch_size:int=1):
+    "Answer the method's questions not yet `done` into `f`, with a progress bar of running EM, F1, retrievals, tokens/s"
     todo = [q for q in questions if (m.name, q.id) not in done]
     stats = np.zeros(4); k = 0; t0 = time.perf_counter()
     bar = tqdm(total=len(todo), desc=f"{m.name} ({len(questions) - len(todo)} done)", disable=not progress,
@@ -43,16 +45,20 @@ def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, p
 
 # %% ../nbs/17_runner.ipynb #c28e7dd2
 def _corpus_arg(corpus)->str|None: # None, 'wikipedia', or an absolute path
+    "The `--corpus` argument checked to name a corpus: None, 'wikipedia', or an absolute path"
     if corpus is None: return None
     path = corpus_path(corpus)                                          # (a usage error if it names nothing)
     return 'wikipedia' if str(corpus) == 'wikipedia' else str(path)
 
+# %% ../nbs/17_runner.ipynb #4843adbb
 def _default_out(*args, corpus_name:str|None=None)->Path:
+    "`default_out`, with the open corpus's name at the end"
     out = default_out(*args)
     return out.with_name(f"{out.name}_{corpus_name}") if corpus_name else out
 
-# %% ../nbs/17_runner.ipynb #cd5eacd4
+# %% ../nbs/17_runner.ipynb #ad50aada
 def _batch_to_run(loop:Loop, batch_size:int|None, progress:bool, n:int=2**31)->tuple: # (batch size, `MemoryPlan`|None)
+    "The batch to run and its memory plan, said; on CUDA the peak-memory count starts here"
     bs, plan = batch_plan(loop, batch_size, n)
     if plan is None: return bs, plan
     if loop.engine.device.type == 'cuda': torch.cuda.reset_peak_memory_stats(loop.engine.device)
@@ -62,15 +68,21 @@ def _batch_to_run(loop:Loop, batch_size:int|None, progress:bool, n:int=2**31)->t
         print(plan.line())
     return bs, plan
 
+# %% ../nbs/17_runner.ipynb #be98264c
 def _log_failures(out:Path, failures:list): # questions a Ray worker ran out of CUDA memory on twice, to failures.jsonl
+    "Append the failed questions to `failures.jsonl`, and say how many"
     if not failures: return
     with open(out/'failures.jsonl', 'a', encoding='utf-8') as g: g.writelines(json.dumps(x) + '\n' for x in failures)
     print(f"{len(failures)} question(s) ran out of CUDA memory twice: {out/'failures.jsonl'} (a rerun answers them)")
 
+# %% ../nbs/17_runner.ipynb #09060890
 def _log_graphs(out:Path, graphs:dict): # the job's decode-step graph counts (`batch_job`), to compute.jsonl
+    "Append the job's graph counts to `compute.jsonl`"
     with open(out/'compute.jsonl', 'a', encoding='utf-8') as f: f.write(json.dumps({'graphs': graphs}) + '\n')
 
+# %% ../nbs/17_runner.ipynb #dce8243b
 def _log_memory(out:Path, loop:Loop, plan): # the plan's total and the measured peak, to compute.jsonl
+    "Append the plan's total and the measured peak (CUDA) to `compute.jsonl`"
     if plan is None: return
     cuda = loop.engine.device.type == 'cuda'
     peak = torch.cuda.max_memory_allocated(loop.engine.device) if cuda else None
@@ -78,6 +90,58 @@ def _log_memory(out:Path, loop:Loop, plan): # the plan's total and the measured 
         f.write(json.dumps({'memory': {'plan_bytes': plan.total, 'peak_bytes': peak, 'batch_size': plan.slots}}) + '\n')
 
 # %% ../nbs/17_runner.ipynb #2caa26e8
+def _checked(dataset:str, method, model, corpus, variant, n, batch_size, workers:int, shard, start:int,
+             prompt_format:str, retriever:str, compute_args:tuple, overrides:dict)->tuple:
+    "The run's names and numbers checked: (methods, model, corpus, variant, compute, method configs)"
+    methods, model, corpus = _split_methods(method), check_model(model), _corpus_arg(corpus)             # names
+    compute = Compute(*compute_args)
+    variant = corpus_variant(dataset, variant) if corpus is None else variant_name(dataset, variant)
+    check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard, start=start)           # numbers
+    check_prompt_format(prompt_format); check_retriever(retriever)
+    cfgs = method_configs(dataset, model, methods, **overrides)
+    if workers:
+        try: import_ray()
+        except ImportError as e: raise UsageError(str(e)) from None
+    return methods, model, corpus, variant, compute, cfgs
+
+# %% ../nbs/17_runner.ipynb #956f48c6
+def _questions_and_out(dataset:str, methods:list, n, variant, seed, start:int, shard, out, prompt_format:str,
+                       corpus)->tuple: # (questions, the shard's part of them, the run folder)
+    "The run's questions, the part its shard answers, and its folder (given, else named after the arguments)"
+    questions = load_dataset(dataset, n=n, variant=variant, seed=seed, start=start)                    # data
+    searched = run_corpus(dataset, variant, corpus)
+    part = shard_questions(questions, shard) if shard else questions
+    out = Path(out) if out else _default_out(dataset, methods, n, part.shard if shard else None, start, prompt_format,
+                                             corpus_name=searched.name if corpus else None)
+    return questions, part, out
+
+# %% ../nbs/17_runner.ipynb #d923e4eb
+def _announce(dataset:str, loop, questions, corpus, cfgs:dict, out:Path):
+    "One line: the dataset's questions, the corpus searched (and its backend), the model, the methods, the folder"
+    c = loop.corpus
+    print(f"{dataset}/{questions.variant}: {len(questions)} questions · "
+          f"{'closed corpus' if corpus is None else 'corpus'} {c['name']} "
+          f"{'through ' + c['retriever'] + ' ' if 'retriever' in c else ''}"
+          f"({c['size']:,} passages, {c['fingerprint']}) · model {loop.model} · "
+          f"{', '.join(cfgs)} -> {out}")
+
+# %% ../nbs/17_runner.ipynb #2f3c9b60
+def _answer_missing(out:Path, loop, cfgs:dict, questions, done:set, most:int, bs:int, debug:bool, progress:bool,
+                    workers:int=0, ray_address:str|None=None, batch_size:int|None=None)->dict: # the graph counts
+    "Answer the questions not yet `done` into the folder's `traces.jsonl`; the job's decode-step graph counts"
+    with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
+        graphs = graph_counts()                     # the job's decode-step graphs (`13_batch`)
+        if workers:
+            failures = []
+            answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress,
+                          batch_size=batch_size, failures=failures, graphs=graphs)
+            _log_failures(out, failures)
+        elif most:
+            with batch_job(loop) as graphs:        # one pool and one set of graphs for every method, freed here
+                for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, bs)
+    return graphs
+
+# %% ../nbs/17_runner.ipynb #9b84c463
 def run(dataset:str='2wikimultihopqa', # dataset name
         method:str|list='etc', # a method, a comma-separated list, or a list
         n:int|None=50, # questions (the first n; None = all)
@@ -101,46 +165,23 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
-    methods, model, corpus = _split_methods(method), check_model(model), _corpus_arg(corpus)             # names
-    compute = Compute(dtype, attn_implementation, fp32_logits)
-    variant = corpus_variant(dataset, variant) if corpus is None else variant_name(dataset, variant)
-    check_args(n=n, batch_size=batch_size, workers=workers or None, shard=shard, start=start)           # numbers
-    check_prompt_format(prompt_format); check_retriever(retriever)
-    cfgs = method_configs(dataset, model, methods, **overrides)
-    if workers:
-        try: import_ray()
-        except ImportError as e: raise UsageError(str(e)) from None
-    questions = load_dataset(dataset, n=n, variant=variant, seed=seed, start=start)                    # data
-    searched = run_corpus(dataset, variant, corpus)
-    part = shard_questions(questions, shard) if shard else questions
-    out = Path(out) if out else _default_out(dataset, methods, n, part.shard if shard else None, start, prompt_format,
-                                             corpus_name=searched.name if corpus else None)
+    methods, model, corpus, variant, compute, cfgs = _checked(
+        dataset, method, model, corpus, variant, n, batch_size, workers, shard, start, prompt_format, retriever,
+        (dtype, attn_implementation, fp32_logits), overrides)
+    questions, part, out = _questions_and_out(dataset, methods, n, variant, seed, start, shard, out, prompt_format, corpus)
     with hold_run_folder(out):   # one process per run folder, taken before the model loads: a second one gets `Busy`
         loop = (RunPlan(dataset, model, variant, prompt_format, corpus, retriever, compute) if workers else
                 get_loop(dataset, model, variant, prompt_format, corpus, retriever, compute))   # (a Ray driver loads none)
         cfg = run_config(loop, cfgs, questions, n, seed, debug, start, compute)
         if shard: questions = part; cfg['shard'] = part.shard
         check_config(out, cfg)
-        c = loop.corpus
-        if progress: print(f"{dataset}/{questions.variant}: {len(questions)} questions · "
-                           f"{'closed corpus' if corpus is None else 'corpus'} {c['name']} "
-                           f"{'through ' + c['retriever'] + ' ' if 'retriever' in c else ''}"
-                           f"({c['size']:,} passages, {c['fingerprint']}) · model {loop.model} · "
-                           f"{', '.join(cfgs)} -> {out}")
+        if progress: _announce(dataset, loop, questions, corpus, cfgs, out)
         done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
         most = max(sum((m, q.id) not in done for q in questions) for m in cfgs)      # a method's questions left, at most
         if most: log_compute(out, loop, len(done))
         bs, plan = _batch_to_run(loop, batch_size, progress, most) if most and not workers else (1, None)
-        with open(out/'traces.jsonl', 'a', encoding='utf-8') as f:
-            graphs = graph_counts()                     # the job's decode-step graphs (`13_batch`)
-            if workers:
-                failures = []
-                answer_on_ray(loop, cfgs, questions, done, f, workers, ray_address, debug=debug, progress=progress,
-                              batch_size=batch_size, failures=failures, graphs=graphs)
-                _log_failures(out, failures)
-            elif most:
-                with batch_job(loop) as graphs:        # one pool and one set of graphs for every method, freed here
-                    for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, bs)
+        graphs = _answer_missing(out, loop, cfgs, questions, done, most, bs, debug, progress, workers, ray_address,
+                                 batch_size)
         if most and (workers or plan is not None): _log_graphs(out, graphs)   # (a batched job ran)
         _log_memory(out, loop, plan)
         table = summary_table(in_run_order(read_traces(out/'traces.jsonl'), cfgs, questions))

@@ -38,12 +38,14 @@ def read_traces(path:str|Path, # a traces.jsonl file (missing: no records)
     if len(set(keys)) != len(keys): raise DataError(path, "a (method, qid) is recorded twice")
     return records
 
-# %% ../nbs/14_runs.ipynb #7d7654b2
+# %% ../nbs/14_runs.ipynb #e9587d30
 def _applies(key:str, name:str)->bool:
+    "Does method `name` take override `key` (a trigger parameter, QFS's `top_n`, a `MethodConfig` field)?"
     d = method_definitions()[name]
     return (key in trigger_params(d['trigger']) or (key == 'top_n' and d.get('query') == 'qfs')
             or key in MethodConfig.__dataclass_fields__)
 
+# %% ../nbs/14_runs.ipynb #8ddc14de
 def method_configs(dataset:str, # dataset name (thresholds, top-n)
                    model:str, # model name (thresholds, top-n)
                    methods:list, # method names
@@ -107,7 +109,7 @@ def check_config(out:Path, # the run folder
         if not rewrite: return
     out.mkdir(parents=True, exist_ok=True); f.write_text(json.dumps(cfg, indent=1))
 
-# %% ../nbs/14_runs.ipynb #64297339
+# %% ../nbs/14_runs.ipynb #f23a6af4
 def log_compute(out:Path, # the run folder
                 loop, # the run's `Loop` (a Ray driver's `RunPlan` has no engine: its workers compute)
                 done:int, # records already in the folder
@@ -117,6 +119,7 @@ def log_compute(out:Path, # the run folder
     with open(out/'compute.jsonl', 'a', encoding='utf-8') as f:
         f.write(json.dumps({'records_before': done} | note) + '\n')
 
+# %% ../nbs/14_runs.ipynb #61ab8262
 def read_compute(folder:Path)->list: # the lines of `compute.jsonl` ([] when the folder has none)
     "Where each part of a run folder's records was computed (`log_compute`'s lines)"
     f = Path(folder)/'compute.jsonl'
@@ -177,6 +180,7 @@ def record_files(ensure_ascii:bool=True, # escape non-ASCII characters
 # %% ../nbs/14_runs.ipynb #45030fd0
 def _holds(path:Path, data:bytes)->bool: return path.exists() and read_zst(path) == data
 
+# %% ../nbs/14_runs.ipynb #702af0b9
 def write_results(dest:str|Path, # the results folder (created if missing)
                   config:dict, # written as `config.json`
                   summary:pd.DataFrame, # written as `summary.csv` (without its index)
@@ -198,18 +202,21 @@ def write_results(dest:str|Path, # the results folder (created if missing)
         if p.name not in files: p.unlink()
     return dest
 
-# %% ../nbs/14_runs.ipynb #702af0b9
+# %% ../nbs/14_runs.ipynb #126e72a0
 def record_list(p:Path)->str: # the record list a file belongs to: 'x-test.jsonl.zst' -> 'traces'
     "The record list (`row_file`'s `name`) a results folder's record file holds"
     stem = p.name.removesuffix('.jsonl.zst'); return stem.split('.', 1)[1] if '.' in stem else 'traces'
 
+# %% ../nbs/14_runs.ipynb #f69286ff
 def _in_job_order(config:dict, records:list)->list: # an experiment's records: its config's jobs, then slice order
+    "The records sorted by the config's job order, then each row and split's question order"
     at = {(j['row'], j['split'], j['name']): i for i, j in enumerate(config.get('jobs', []))}
     pos = {(*k.rsplit('-', 1), q): i for k, qs in config.get('question_order', {}).items() for i, q in enumerate(qs)}
     key = lambda r: (at.get((r.get('dataset'), r.get('split'), r['method']), len(at)),
                      pos.get((r.get('dataset'), r.get('split'), r['qid']), len(pos)))
     return sorted(records, key=key)
 
+# %% ../nbs/14_runs.ipynb #b8b2683d
 def read_results(folder:str|Path, # a results folder written by `write_results`
                  *names:str, # record lists to read (default: 'traces')
                 )->tuple: # (config, summary DataFrame, records of each name ...)

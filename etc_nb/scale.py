@@ -14,6 +14,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 import torch
+from fastcore.basics import patch
 from fastcore.script import Param
 from tqdm.auto import tqdm
 from .core import console_script, hold_run_folder, is_bundled
@@ -27,7 +28,7 @@ from .pipeline import (answer_questions, batch_plan, default_batch_size, get_eng
                              run_corpus, variant_name)
 from .runs import check_config, config_diff, read_compute, read_traces, summary_table, with_defaults
 
-# %% ../nbs/16_scale.ipynb #11585f65
+# %% ../nbs/16_scale.ipynb #4a5b5b6e
 def parse_shard(shard:str, # 'i/N', e.g. '0/4'
                )->tuple: # (i, N)
     "The index and count of a shard given as 'i/N' (0-based)"
@@ -36,6 +37,7 @@ def parse_shard(shard:str, # 'i/N', e.g. '0/4'
     if not 0 <= i < k: raise ValueError(f"shard must be i/N with 0 <= i < N (0-based, e.g. 0/4), not {shard!r}")
     return i, k
 
+# %% ../nbs/16_scale.ipynb #f2a36e2f
 def shard_questions(questions:QADataset, # the run's questions
                     shard:str, # 'i/N'
                    )->QADataset: # every N-th question from the i-th, with `.shard` = 'i/N'
@@ -45,7 +47,7 @@ def shard_questions(questions:QADataset, # the run's questions
     part.shard = f"{i}/{k}"
     return part
 
-# %% ../nbs/16_scale.ipynb #a38adb70
+# %% ../nbs/16_scale.ipynb #f7733097
 class RunPlan:
     "What the runner's configuration reads from a `Loop` (dataset, model, prompt, corpus, methods), no model loaded"
     def __init__(self, dataset:str, # dataset name
@@ -61,17 +63,20 @@ class RunPlan:
         self.retriever, self.prompt = retriever, get_prompt(dataset)
         self.corpus = retrieval_info(run_corpus(dataset, variant, corpus), retriever)
 
-    @property
-    def loop_args(self)->tuple: # (dataset, variant, prompt format, corpus, retriever)
-        "What a worker builds this run's loop from (`Worker.loop`)"
-        return self.dataset, self.variant, self.prompt_format, self.corpus_source, self.retriever
+# %% ../nbs/16_scale.ipynb #f42e0e21
+@patch(as_prop=True)
+def loop_args(self:RunPlan)->tuple: # (dataset, variant, prompt format, corpus, retriever)
+    "What a worker builds this run's loop from (`Worker.loop`)"
+    return self.dataset, self.variant, self.prompt_format, self.corpus_source, self.retriever
 
-    def method(self, m:str, **overrides):
-        "The resolved `MethodConfig` of method `m`, as `Loop.method` gives it"
-        return method_config(m, self.dataset, self.model, **overrides)
+@patch
+def method(self:RunPlan, m:str, **overrides):
+    "The resolved `MethodConfig` of method `m`, as `Loop.method` gives it"
+    return method_config(m, self.dataset, self.model, **overrides)
 
-    def __repr__(self):
-        return f"RunPlan({self.dataset}/{self.variant}, {self.model}, corpus {self.corpus['fingerprint']})"
+@patch
+def __repr__(self:RunPlan):
+    return f"RunPlan({self.dataset}/{self.variant}, {self.model}, corpus {self.corpus['fingerprint']})"
 
 # %% ../nbs/16_scale.ipynb #54653df1
 def import_ray():
@@ -82,8 +87,9 @@ def import_ray():
     return ray
 
 # %% ../nbs/16_scale.ipynb #fd24ce82
-_LOOPBACK = 'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'
+_LOOPBACK = 'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER' # Ray's single-node switch: '0' keeps every Ray process on 127.0.0.1
 
+# %% ../nbs/16_scale.ipynb #3018fc27
 @contextmanager
 def _loopback_only():
     "Ray's single-node mode while a local cluster starts: its processes advertise and listen on 127.0.0.1"
@@ -113,7 +119,7 @@ def ray_cluster(address:str|None=None, # a running cluster, e.g. 'head-node:6379
             yield ray
         finally: ray.shutdown(); restore_jvm_signals()   # (Ray leaves SIGSEGV at SIG_DFL: a JVM here gets its handlers back)
 
-# %% ../nbs/16_scale.ipynb #b70b5c44
+# %% ../nbs/16_scale.ipynb #02130282
 class Worker:
     "A Ray actor's state: one model, loaded once, and a loop per dataset setting, built the first time a chunk needs it"
     def __init__(self, model:str, # model name
@@ -125,47 +131,62 @@ class Worker:
         self.chunks, self.oom = Counter(), False                    # (questions, batch size) -> chunks answered
         self.job, self.graphs = None, graph_counts()     # the open `batch_job` (loop, block, counts); the run's counts
 
-    def loop(self, dataset:str, variant:str, prompt_format:str='raw', corpus:str|None=None, retriever:str='bm25'):
-        "The process's loop of a dataset setting (`RunPlan.loop_args`) on this worker's model"
-        return get_loop(dataset, self.model, variant, prompt_format, corpus, retriever, self.compute)
+# %% ../nbs/16_scale.ipynb #eb971663
+@patch
+def loop(self:Worker, dataset:str, variant:str, prompt_format:str='raw', corpus:str|None=None, retriever:str='bm25'):
+    "The process's loop of a dataset setting (`RunPlan.loop_args`) on this worker's model"
+    return get_loop(dataset, self.model, variant, prompt_format, corpus, retriever, self.compute)
 
-    def describe(self, loop_args:tuple|None=None, # a dataset setting: also build its loop and report its corpus
-                )->dict:
-        "What this worker is and has done: model, compute, host, process id, device, batch size, chunks answered"
-        d = dict(model=self.model, compute=self.compute.record(), host=socket.gethostname(), pid=os.getpid(),
-                 device=str(self.engine.device), batch_size=self.batch_size, chunks=dict(self.chunks))
-        return d | ({'corpus': self.loop(*loop_args).corpus} if loop_args else {})
+# %% ../nbs/16_scale.ipynb #1943ec1b
+@patch
+def describe(self:Worker, loop_args:tuple|None=None, # a dataset setting: also build its loop and report its corpus
+            )->dict:
+    "What this worker is and has done: model, compute, host, process id, device, batch size, chunks answered"
+    d = dict(model=self.model, compute=self.compute.record(), host=socket.gethostname(), pid=os.getpid(),
+             device=str(self.engine.device), batch_size=self.batch_size, chunks=dict(self.chunks))
+    return d | ({'corpus': self.loop(*loop_args).corpus} if loop_args else {})
 
-    def answer(self, loop_args:tuple, # the chunk's dataset setting (`RunPlan.loop_args`)
-               m, # a resolved `MethodConfig`
-               questions:list, # `Question`s
-               debug:bool=False, # store each chunk's prompt
-               batch_size:int|None=None, # questions decoded together (None: this worker's `batch_size`)
-              )->list: # one trace per question
-        "Answer a chunk of questions with `answer_questions`, all traces at once (the pool kept for the next chunk)"
-        if self.oom: gc.collect(); torch.cuda.empty_cache(); self.oom = False   # what the failed batch held, freed
-        loop = self.loop(*loop_args); self._open_job(loop)
-        b = batch_size or batch_plan(loop, None)[0]      # the default: the device's, shrunk to fit on CUDA (`15_pipeline`)
-        try: traces = list(answer_questions(loop, m, questions, debug, b))
-        except Exception as e:
-            if not is_allocation_failure(e): raise
-            self.end_job(); raise _as_oom(e, b) from None  # (every form, as an OutOfMemoryError: Ray pickles it)
-        self.chunks[len(questions), b] += 1
-        return traces
+# %% ../nbs/16_scale.ipynb #a8983957
+@patch
+def answer(self:Worker, loop_args:tuple, # the chunk's dataset setting (`RunPlan.loop_args`)
+           m, # a resolved `MethodConfig`
+           questions:list, # `Question`s
+           debug:bool=False, # store each chunk's prompt
+           batch_size:int|None=None, # questions decoded together (None: this worker's `batch_size`)
+          )->list: # one trace per question
+    "Answer a chunk of questions with `answer_questions`, all traces at once (the pool kept for the next chunk)"
+    if self.oom: gc.collect(); torch.cuda.empty_cache(); self.oom = False   # what the failed batch held, freed
+    loop = self.loop(*loop_args); self._open_job(loop)
+    b = batch_size or batch_plan(loop, None)[0]      # the default: the device's, shrunk to fit on CUDA (`15_pipeline`)
+    try: traces = list(answer_questions(loop, m, questions, debug, b))
+    except Exception as e:
+        if not is_allocation_failure(e): raise
+        self.end_job(); raise _as_oom(e, b) from None  # (every form, as an OutOfMemoryError: Ray pickles it)
+    self.chunks[len(questions), b] += 1
+    return traces
 
-    def _open_job(self, loop):
-        "The run's pools and graphs are kept from chunk to chunk of one loop (`batch_job`) until `end_job`"
-        if self.job is not None and self.job[0] is not loop: self._close_job()
-        if self.job is None: block = batch_job(loop); self.job = (loop, block, block.__enter__())
-    def _close_job(self):
-        loop, block, counts = self.job; self.job = None; block.__exit__(None, None, None)
-        add_graph_counts(self.graphs, counts)
-    def end_job(self)->dict: # {steps, captured, capture_failure} of the chunks answered since the last call
-        "Free the pools and graphs kept for the run (its end, or a failed batch); their graph counts"
-        if self.job is not None: self._close_job()
-        self.oom = True                                  # (the next chunk empties the allocator's cache first)
-        graphs, self.graphs = self.graphs, graph_counts(); return graphs
+# %% ../nbs/16_scale.ipynb #b9d1f242
+@patch
+def _open_job(self:Worker, loop):
+    "Open a `batch_job` for `loop` (closing the one of another loop)"
+    if self.job is not None and self.job[0] is not loop: self._close_job()
+    if self.job is None: block = batch_job(loop); self.job = (loop, block, block.__enter__())
 
+@patch
+def _close_job(self:Worker):
+    "Close the open `batch_job`; add its graph counts to the run's"
+    loop, block, counts = self.job; self.job = None; block.__exit__(None, None, None)
+    add_graph_counts(self.graphs, counts)
+
+# %% ../nbs/16_scale.ipynb #2e6f99bb
+@patch
+def end_job(self:Worker)->dict: # {steps, captured, capture_failure} of the chunks answered since the last call
+    "Free the pools and graphs kept for the run (its end, or a failed batch); their graph counts"
+    if self.job is not None: self._close_job()
+    self.oom = True                                  # (the next chunk empties the allocator's cache first)
+    graphs, self.graphs = self.graphs, graph_counts(); return graphs
+
+# %% ../nbs/16_scale.ipynb #e29e0ce5
 def _as_oom(e:Exception, b:int)->torch.cuda.OutOfMemoryError:
     "An allocation failure of any form as the `OutOfMemoryError` the driver retries, with the batch it ran at"
     oom = e if isinstance(e, torch.cuda.OutOfMemoryError) else torch.cuda.OutOfMemoryError(
@@ -184,7 +205,17 @@ class WorkerPool:
     live: set = field(default_factory=set) # indices of the actors still alive
     batch_size = property(lambda self: min(d['batch_size'] for d in self.info)) # the workers' default batch size
 
-# %% ../nbs/16_scale.ipynb #9ec7d6b0
+# %% ../nbs/16_scale.ipynb #22d079c0
+def _wait_for_free(ray, unit:str, n:int, have:dict, wait_s:float):
+    "Wait until `n` of the cluster's `unit`s are free; an error after `wait_s` seconds"
+    t0 = time.monotonic()
+    while (free := ray.available_resources().get(unit, 0)) < n:
+        if time.monotonic() - t0 > wait_s:
+            raise ValueError(f"--workers {n} needs {n} free {unit}s, the Ray cluster has {free:g} of {have[unit]:g} "
+                             f"free after {wait_s:g} s (other actors hold them, e.g. a pool of another model)")
+        time.sleep(0.5)
+
+# %% ../nbs/16_scale.ipynb #7e94a4f5
 def start_workers(ray, # the `ray` module, initialised
                   model:str, # the model every worker loads
                   n:int, # number of actors
@@ -197,12 +228,7 @@ def start_workers(ray, # the `ray` module, initialised
     unit = 'GPU' if have.get('GPU', 0) >= 1 else 'CPU'
     if have.get(unit, 0) < n:
         raise ValueError(f"--workers {n} needs {n} {unit}s, the Ray cluster has {have.get(unit, 0):g}")
-    t0 = time.monotonic()
-    while (free := ray.available_resources().get(unit, 0)) < n:
-        if time.monotonic() - t0 > wait_s:
-            raise ValueError(f"--workers {n} needs {n} free {unit}s, the Ray cluster has {free:g} of {have[unit]:g} "
-                             f"free after {wait_s:g} s (other actors hold them, e.g. a pool of another model)")
-        time.sleep(0.5)
+    _wait_for_free(ray, unit, n, have, wait_s)
     actor = ray.remote(num_cpus=1, num_gpus=int(unit == 'GPU'), max_restarts=1, max_task_retries=1)(worker_cls)
     tag, compute = uuid.uuid4().hex[:6], compute or Compute()
     actors = [actor.options(name=f'etc_nb-worker-{i}-{tag}').remote(model, compute) for i in range(n)]
@@ -227,15 +253,17 @@ def check_workers(pool:WorkerPool, # the workers
                                f"the run has {plan.model} with {plan.corpus}: "
                                "give every node the same data (ETC_NB_DATA) and model")
 
-# %% ../nbs/16_scale.ipynb #1e9bda01
+# %% ../nbs/16_scale.ipynb #b45d60c7
 @dataclass
 class _Chunk:
+    "A chunk of questions for one call of a worker"
     m: object # the `MethodConfig`
     questions: list
     batch_size: int|None = None # None: the worker's own
     halved: bool = False # a half of a chunk that ran out of CUDA memory
     failures: int = 0 # workers that died on it
 
+# %% ../nbs/16_scale.ipynb #d4c0d51b
 def _fill(todo:deque, running:dict, live:set, actors:list, call, in_flight:int):
     "Queue chunks on the live actors round robin (each gets one before any gets two), up to `in_flight` each"
     for level in range(1, in_flight + 1):
@@ -243,10 +271,22 @@ def _fill(todo:deque, running:dict, live:set, actors:list, call, in_flight:int):
             if todo and sum(x == a for x, _ in running.values()) < level:
                 c = todo.popleft(); running[call(actors[a], c)] = (a, c)
 
-# %% ../nbs/16_scale.ipynb #de752461
+# %% ../nbs/16_scale.ipynb #ca80b762
 def _cuda_oom(e:Exception)->bool: # Ray's `RayTaskError` carries the task's own exception as `cause`
+    "Did the task run out of CUDA memory?"
     return isinstance(getattr(e, 'cause', None), torch.cuda.OutOfMemoryError)
 
+def _died(a:int, c:_Chunk, e:Exception, live:set, todo:deque, retries:int):
+    "Actor `a` died on chunk `c`: it leaves `live`, the chunk goes back to the front of `todo` (at most `retries` times)"
+    live.discard(a); c.failures += 1
+    if c.failures > retries:
+        raise RuntimeError(f"{c.m.name} on {[q.id for q in c.questions]}: "
+                           f"{c.failures} workers died on it") from e
+    print(f"etc_nb: worker {a} died ({type(e).__name__}); its {c.m.name} chunk of {len(c.questions)} "
+          "question(s) goes to another worker", file=sys.stderr)
+    todo.appendleft(c)
+
+# %% ../nbs/16_scale.ipynb #504efe05
 def _dispatch(ray, actors:list, todo:deque, call, on_records, in_flight:int=2, retries:int=2, live:set|None=None,
               on_oom=None)->Counter:
     "Keep `in_flight` chunks queued on each live actor until `todo` is done; a dead actor's chunks go back to the queue"
@@ -260,14 +300,7 @@ def _dispatch(ray, actors:list, todo:deque, call, on_records, in_flight:int=2, r
         [ref], _ = ray.wait(list(running), num_returns=1)
         a, c = running.pop(ref)
         try: records = ray.get(ref)
-        except ray.exceptions.RayActorError as e:
-            live.discard(a); c.failures += 1
-            if c.failures > retries:
-                raise RuntimeError(f"{c.m.name} on {[q.id for q in c.questions]}: "
-                                   f"{c.failures} workers died on it") from e
-            print(f"etc_nb: worker {a} died ({type(e).__name__}); its {c.m.name} chunk of {len(c.questions)} "
-                  "question(s) goes to another worker", file=sys.stderr)
-            todo.appendleft(c); continue
+        except ray.exceptions.RayActorError as e: _died(a, c, e, live, todo, retries); continue
         except ray.exceptions.RayTaskError as e:                         # the chunk's code raised
             if on_oom is None or not _cuda_oom(e): raise                  # (anything but CUDA OOM ends the run)
             todo.extendleft(reversed(on_oom(a, c, e))); continue         # what replaces it goes first
@@ -295,9 +328,10 @@ def _after_oom(a:int, # the actor whose task ran out of memory
           file=sys.stderr)
     return halves
 
-# %% ../nbs/16_scale.ipynb #eb0ba6ae
+# %% ../nbs/16_scale.ipynb #405f1559
 _open_pools = [] # the pools of the `ray_workers` blocks this process is in, innermost last
 
+# %% ../nbs/16_scale.ipynb #dad32a1b
 @contextmanager
 def ray_workers(model:str, # the model every worker loads, once
                 n:int, # number of actors
@@ -314,7 +348,9 @@ def ray_workers(model:str, # the model every worker loads, once
             _open_pools.remove(pool)
             for a in pool.actors: ray.kill(a)              # free their GPUs now, also on a cluster that outlives them
 
+# %% ../nbs/16_scale.ipynb #755ff36e
 def _pool_for(plan:RunPlan, workers:int, address, worker_cls): # the open pool of the plan's model and compute, else own
+    "The open pool of the plan's model and compute, else a block of workers of its own"
     pool = next((p for p in reversed(_open_pools) if (p.model, p.compute) == (plan.model, plan.compute)), None)
     return nullcontext(pool) if pool else ray_workers(plan.model, workers, address, plan.compute, worker_cls)
 
@@ -326,6 +362,18 @@ def _end_jobs(pool:WorkerPool, graphs:dict):
         except pool.ray.exceptions.RayActorError: pool.live.discard(a)
 
 # %% ../nbs/16_scale.ipynb #e284c68c
+def _recorder(done:set, # (method, qid) already recorded; extended with each record written
+              f, # the run's open traces.jsonl
+              bar, # a progress bar
+             ): # records -> None
+    "Write each record not yet done to `f` (flushed at once), once"
+    def record(records):
+        for tr in records:
+            if (key := (tr['method'], tr['qid'])) in done: continue
+            f.write(json.dumps(tr) + '\n'); f.flush(); done.add(key); bar.update()
+    return record
+
+# %% ../nbs/16_scale.ipynb #0dfad87e
 def answer_on_ray(plan:RunPlan, # the run's dataset, model and corpus
                   cfgs:dict, # method name -> resolved `MethodConfig`
                   questions:list, # the run's questions
@@ -347,10 +395,7 @@ def answer_on_ray(plan:RunPlan, # the run's dataset, model and corpus
     if not any(qs for _, qs in todo): return Counter()
     failures = [] if failures is None else failures
     bar = tqdm(total=sum(len(qs) for _, qs in todo), desc="Ray workers", disable=not progress)
-    def record(records):
-        for tr in records:
-            if (key := (tr['method'], tr['qid'])) in done: continue
-            f.write(json.dumps(tr) + '\n'); f.flush(); done.add(key); bar.update()
+    record = _recorder(done, f, bar)
     try:
         with _pool_for(plan, workers, address, worker_cls) as pool:
             check_workers(pool, plan)
@@ -368,21 +413,25 @@ def answer_on_ray(plan:RunPlan, # the run's dataset, model and corpus
     return answered
 
 # %% ../nbs/16_scale.ipynb #bc5973d1
-TIMING_FIELDS = ('wall_s',)
+TIMING_FIELDS = ('wall_s',) # record fields that differ between two runs of one configuration
 
+# %% ../nbs/16_scale.ipynb #f9ff979e
 def without_timing(r:dict)->dict:
     "A record without its timing fields (`TIMING_FIELDS`), which differ between two runs of one configuration"
     return {k: v for k, v in r.items() if k not in TIMING_FIELDS}
 
+# %% ../nbs/16_scale.ipynb #1e24864e
 def by_key(records:list)->dict: # (method, qid) -> record without timing fields
     "Records keyed by (method, qid), timing fields dropped: what two runs of one configuration must agree on"
     return {(r['method'], r['qid']): without_timing(r) for r in records}
 
 # %% ../nbs/16_scale.ipynb #7291d27f
 def _run_of(d:Path)->dict:
+    "The configuration of run folder `d`"
     if not (d/'config.json').is_file(): raise ValueError(f"{d} is not a run folder (no config.json)")
     return json.loads((d/'config.json').read_text())
 
+# %% ../nbs/16_scale.ipynb #9d4388cd
 def _same_run(dirs:list)->dict:
     "The run the folders hold (config without the shard), or an error naming where the first two differ"
     runs = [{k: v for k, v in with_defaults(_run_of(d)).items() if k != 'shard'} for d in dirs]   # (old folders too)
@@ -403,9 +452,24 @@ def _run_questions(cfg:dict)->list:
 
 # %% ../nbs/16_scale.ipynb #4828a143
 def _merge_compute(out:Path, dirs:list): # the shards' compute.jsonl lines, each with its shard, appended to out's
+    "Append the shards' `compute.jsonl` lines to `out`'s, each with its shard"
     with open(out/'compute.jsonl', 'a', encoding='utf-8') as f:
         for d in dirs: f.writelines(json.dumps(c | {'shard': _run_of(d).get('shard')}) + '\n' for c in read_compute(d))
 
+# %% ../nbs/16_scale.ipynb #857d3b28
+def _shard_records(dirs:list, order:list)->tuple: # ({(method, qid): record}, duplicates (method, qid, folder, how))
+    "Every shard's records, each (method, qid) once; the duplicates, 'same' or 'differ' beyond timing"
+    found, dups = {}, []
+    for d in dirs:
+        for r in read_traces(d/'traces.jsonl'):
+            key = (r['method'], r['qid'])
+            if key not in order: raise ValueError(f"{d/'traces.jsonl'}: {key} is not a question of this run")
+            if key in found:
+                dups.append((*key, str(d), 'same' if without_timing(found[key]) == without_timing(r) else 'differ'))
+            else: found[key] = r
+    return found, dups
+
+# %% ../nbs/16_scale.ipynb #7342ad0b
 def merge_runs(out:str|Path, # the merged run folder: new, or holding the same run (then records are added)
                dirs:list, # run folders of one run's shards (`etc_nb_run --shard i/N`)
               )->dict: # counts and lists: records, added, missing, duplicates, shards_missing
@@ -415,14 +479,7 @@ def merge_runs(out:str|Path, # the merged run folder: new, or holding the same r
     if out.resolve() in [d.resolve() for d in dirs]: raise ValueError(f"{out} is both the output and a shard folder")
     cfg = _same_run(dirs)
     order = [(m, q.id) for m in cfg['methods'] for q in _run_questions(cfg)]
-    found, dups = {}, []
-    for d in dirs:
-        for r in read_traces(d/'traces.jsonl'):
-            key = (r['method'], r['qid'])
-            if key not in order: raise ValueError(f"{d/'traces.jsonl'}: {key} is not a question of this run")
-            if key in found:
-                dups.append((*key, str(d), 'same' if without_timing(found[key]) == without_timing(r) else 'differ'))
-            else: found[key] = r
+    found, dups = _shard_records(dirs, order)
     with hold_run_folder(out):   # the runner's lock: no run (or other merge) appends to `out` meanwhile (else `Busy`)
         check_config(out, cfg)
         have = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
@@ -437,7 +494,7 @@ def merge_runs(out:str|Path, # the merged run folder: new, or holding the same r
     return dict(records=len(records), added=len(new), missing=[k for k in order if k not in found and k not in have],
                 duplicates=dups, shards_missing=sorted({f"{i}/{k}" for k in n_shards for i in range(k)} - set(shards)))
 
-# %% ../nbs/16_scale.ipynb #857d3b28
+# %% ../nbs/16_scale.ipynb #6e142ec7
 def merge_report(res:dict, out)->str:
     "What `merge_runs` did, in a few lines"
     lines = [f"{out}: {res['records']} records ({res['added']} added), {len(res['missing'])} missing, "
@@ -449,6 +506,7 @@ def merge_report(res:dict, out)->str:
     for m, q, d, how in res['duplicates'][:10]: lines.append(f"  duplicate: {m}/{q} again in {d} ({how})")
     return '\n'.join(lines)
 
+# %% ../nbs/16_scale.ipynb #a88069a6
 @console_script('etc_nb_merge')
 def merge_cli(out:str, # the merged run folder (new, or holding the same run: records are added)
               shard_dirs:Param("shard run folders of one run (etc_nb_run --shard i/N --out DIR)", str, nargs='+'),

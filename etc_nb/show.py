@@ -21,13 +21,16 @@ def _rgba(h:float, hmax:float=4.0)->str: return f"rgba(214,39,40,{min(max(h / hm
 # %% ../nbs/17a_show.ipynb #a6aa23a4
 def _event_of(tr:dict, i:int)->dict|None: return next((e for e in tr['retrievals'] if e['chunk'] == i), None)
 
+# %% ../nbs/17a_show.ipynb #e010c413
 def _marker_html(e:dict)->str:
+    "The 🔎 of a retrieval, its reason, query and passages on hover"
     tip = html.escape(f"{e['reason']}\nquery: {e['sent_query']}\npassages: {', '.join(e['passages'])}")
     return (f'<span title="{tip}" style="border:1px solid #1f77b4;border-radius:3px;padding:0 2px;'
             'color:#1f77b4">🔎</span>')
 
 # %% ../nbs/17a_show.ipynb #5b649cd3
 def _chunk_html(tr:dict, i:int, c:dict)->str:
+    "One chunk of a trace as one HTML line"
     t, e, d = c['tokens'], _event_of(tr, i), c['decision']
     out = []
     for k, (x, h, p) in enumerate(zip(t['text'], t['entropy'], t['prob'])):
@@ -53,8 +56,9 @@ def trace_html(tr:dict)->str:
     return f'<div style="font-family:monospace;font-size:12px;line-height:1.7">{head}{pre}{body}</div>'
 
 # %% ../nbs/17a_show.ipynb #0e5ad34e
-_SPARK = '▁▂▃▄▅▆▇█'
+_SPARK = '▁▂▃▄▅▆▇█' # a token's entropy level, `min(int(h/4*8), 7)`
 
+# %% ../nbs/17a_show.ipynb #132fa74e
 def trace_text(tr:dict, width:int=110)->str:
     "A plain-text view of a trace: one line per chunk (kept text, where it was cut), its events, an entropy sparkline"
     lines = [f"{tr['method']}: {tr['question']}  gold: {' / '.join(tr['golds']) or '-'}"]
@@ -124,19 +128,22 @@ def _what_it_did(r:dict)->str:
     return json.dumps([[(e['kind'], e.get('chunk'), e.get('token'), e['sent_query']) for e in r['retrievals']],
                        r['answer']])
 
+# %% ../nbs/17a_show.ipynb #de9ddc05
 PICK_RULES = [("every method retrieved, not identically",
                lambda rs: all(r['retrievals'] for r in rs) and len({_what_it_did(r) for r in rs}) > 1),
               ("the first question on which a method retrieved", lambda rs: any(r['retrievals'] for r in rs)),
               ("the first question", lambda rs: True)]
 
+# %% ../nbs/17a_show.ipynb #b0cacb4b
 def pick_question(questions:dict, # `by_question`'s result
                  )->tuple: # (qid, the rule that picked it)
     "The first question of the first rule of `PICK_RULES` that some question satisfies"
     if not questions: raise UsageError("no question was answered by every method shown")
     return next((q, why) for why, ok in PICK_RULES for q, rs in questions.items() if ok(list(rs.values())))
 
-# %% ../nbs/17a_show.ipynb #46c1790c
+# %% ../nbs/17a_show.ipynb #bd5593a4
 def _first_retrieval(r:dict)->tuple: # (where, query) of a trace's first retrieval, or ('-', '-')
+    "Where a trace first retrieved, and with which query"
     if not r['retrievals']: return '-', '-'
     e = r['retrievals'][0]
     if e['kind'] == 'pre': return 'before generating', e['sent_query']
@@ -144,6 +151,7 @@ def _first_retrieval(r:dict)->tuple: # (where, query) of a trace's first retriev
     tok = repr(text[e['token']]) if 0 <= e['token'] < len(text) else ''
     return f"chunk {e['chunk']}, token {e['token']} {tok} (answer token {e['answer_pos']})", e['sent_query']
 
+# %% ../nbs/17a_show.ipynb #4ba4d6de
 def compare_table(rs:dict, # method -> the record of one question
                  )->pd.DataFrame: # one column per method
     "One question's outcome under each method, side by side"
@@ -156,6 +164,15 @@ def compare_table(rs:dict, # method -> the record of one question
     return pd.DataFrame({m: col(r) for m, r in rs.items()})
 
 # %% ../nbs/17a_show.ipynb #a1c54a00
+def _chosen(qs:dict, qid:str|None)->tuple: # (qid, why)
+    "The question to show, and why"
+    if qid is None: return pick_question(qs)
+    hits = [q for q in qs if q.startswith(qid)]
+    if len(hits) != 1:
+        raise UsageError(f"--qid {qid} matches {len(hits)} of the {len(qs)} questions every method answered")
+    return hits[0], 'chosen with --qid'
+
+# %% ../nbs/17a_show.ipynb #0dafde2c
 def show_run(run_dir:str|Path, # a run folder written by `etc_nb_run` (its traces.jsonl)
              qid:str|None=None, # the question (a unique prefix of its id); default: `pick_question`
              methods:str|None=None, # comma-separated; default every method of the run, in run order
@@ -168,12 +185,7 @@ def show_run(run_dir:str|Path, # a run folder written by `etc_nb_run` (its trace
     ms = [m.strip() for m in methods.split(',')] if methods else have
     if bad := [m for m in ms if m not in have]: raise UsageError(f"{run_dir} has no traces of {bad}; it has {have}")
     qs = by_question(records, ms, question_order(run_dir))
-    if qid is None: qid, why = pick_question(qs)
-    else:
-        hits = [q for q in qs if q.startswith(qid)]
-        if len(hits) != 1:
-            raise UsageError(f"--qid {qid} matches {len(hits)} of the {len(qs)} questions every method answered")
-        qid, why = hits[0], 'chosen with --qid'
+    qid, why = _chosen(qs, qid)
     rs, first = qs[qid], next(iter(qs[qid].values()))
     n, rule = list(qs).index(qid) + 1, '=' * 110
     head = [rule, f"One question traced under {', '.join(ms)}: question {n} of {len(qs)} in {run_dir} "

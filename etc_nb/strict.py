@@ -45,6 +45,7 @@ def _site()->str:
     while f.f_code.co_filename.startswith(torch.__path__[0]) or f.f_code.co_name in _OWN: f = f.f_back
     return 'transformers' if '/transformers/' in f.f_code.co_filename else f.f_code.co_name
 
+# %% ../nbs/13b_device_strict.ipynb #067b8270
 def _target(func, args:tuple, kwargs:dict)->torch.device|None:
     "The device a `.to`/`.cpu` call moves to (None: it keeps the device)"
     if func is _T.cpu: return torch.device('cpu')
@@ -53,7 +54,7 @@ def _target(func, args:tuple, kwargs:dict)->torch.device|None:
         if isinstance(a, _T): return DEVICE if isinstance(a, DeviceTensor) else torch.device('cpu')
     return None
 
-# %% ../nbs/13b_device_strict.ipynb #067b8270
+# %% ../nbs/13b_device_strict.ipynb #84a84b4f
 class DeviceStrict(TorchFunctionMode):
     "While active, `model` is on the pretend device and device tensors follow CUDA's rules; host waits are counted"
     def __init__(self, model, # a torch module: its parameters and buffers are on the device
@@ -71,14 +72,20 @@ class DeviceStrict(TorchFunctionMode):
     def __exit__(self, *exc):
         self._device.stop(); return super().__exit__(*exc)
 
-    def on_device(self, t:_T)->bool:
-        return isinstance(t, DeviceTensor) or (type(t) is not HostCopy and t.untyped_storage().data_ptr() in self.own)
-    def wait(self, what:str, site:str|None=None):
-        "Count a host wait at the caller's site; an implicit one outside `sites` raises"
-        site = site or _site()
-        if what and site not in self.sites:
-            raise RuntimeError(f"device-strict: {what} in {site} waits for the device (a hidden sync)")
-        self.waits[site] += 1
+# %% ../nbs/13b_device_strict.ipynb #c6b0005d
+@patch
+def on_device(self:DeviceStrict, t:_T)->bool:
+    "Is `t` on the pretend device (marked, or the model's own storage)?"
+    return isinstance(t, DeviceTensor) or (type(t) is not HostCopy and t.untyped_storage().data_ptr() in self.own)
+
+# %% ../nbs/13b_device_strict.ipynb #bf952908
+@patch
+def wait(self:DeviceStrict, what:str, site:str|None=None):
+    "Count a host wait at the caller's site; an implicit one outside `sites` raises"
+    site = site or _site()
+    if what and site not in self.sites:
+        raise RuntimeError(f"device-strict: {what} in {site} waits for the device (a hidden sync)")
+    self.waits[site] += 1
 
 # %% ../nbs/13b_device_strict.ipynb #ee9612f2
 def _read(self:DeviceStrict, func, t:_T, dev:bool):
@@ -88,6 +95,7 @@ def _read(self:DeviceStrict, func, t:_T, dev:bool):
         self.wait(f"{func.__name__}() of a device tensor")
     elif type(t) is HostCopy and self.pending: self.pending = False; self.wait('', 'read of a non-blocking copy')
 
+# %% ../nbs/13b_device_strict.ipynb #15f4881e
 def _move(self:DeviceStrict, func, args:tuple, kwargs:dict, to:torch.device, dev:bool):
     "`.to`/`.cpu`: onto the device (a copy, marked), or to the host (a copy: a wait, or queued if non-blocking)"
     x = args[0]
@@ -99,6 +107,7 @@ def _move(self:DeviceStrict, func, args:tuple, kwargs:dict, to:torch.device, dev
     if kwargs.get('non_blocking'): self.queued += 1; self.pending = True; return out.as_subclass(HostCopy)
     self.wait('', _site()); return out
 
+# %% ../nbs/13b_device_strict.ipynb #6a6fa36b
 @patch
 def __torch_function__(self:DeviceStrict, func, types, args=(), kwargs=None):
     "Apply CUDA's rules to one torch call"
@@ -120,9 +129,10 @@ def __torch_function__(self:DeviceStrict, func, types, args=(), kwargs=None):
     return tree_map_only(_T, lambda t: t if isinstance(t, DeviceTensor) else t.as_subclass(DeviceTensor),
                          func(*args, **kwargs))
 
-# %% ../nbs/13b_device_strict.ipynb #dfc5e0b4
+# %% ../nbs/13b_device_strict.ipynb #abd6a235
 LOGIT_STD, SCORE_STD = 3.0, 6.0 # (3: entropies ~6 nats on a 32k vocabulary, not ~10.4; 6: peaked attention)
 
+# %% ../nbs/13b_device_strict.ipynb #7f770b3a
 def sharpen(model):
     "Logits of std ~LOGIT_STD and attention scores of std ~SCORE_STD: entropies and attention vary from token to token"
     # A normalised hidden state has norm ~sqrt(d), so weights of std s/sqrt(d) give outputs of std ~s: the logits, and
@@ -134,6 +144,7 @@ def sharpen(model):
             if s is not None: mod.weight.normal_(0, s / mod.weight.shape[1] ** 0.5)
     return model
 
+# %% ../nbs/13b_device_strict.ipynb #598a50f9
 def tiny_like(model, # a transformers causal LM: its vocabulary, positions, special tokens and generation config
               seed:int=0)->torch.nn.Module:
     "A sharpened random 2-layer Llama of hidden size 64 with `model`'s vocabulary"
@@ -146,7 +157,7 @@ def tiny_like(model, # a transformers causal LM: its vocabulary, positions, spec
     tiny.generation_config = model.generation_config
     return sharpen(tiny)
 
-# %% ../nbs/13b_device_strict.ipynb #abd6a235
+# %% ../nbs/13b_device_strict.ipynb #12ec5cc4
 def strict_loop(base, # a `Loop`: its prompt, retrievers and names are reused
                 model, # the model to run (on the pretend device while the mode is active)
                ):
@@ -156,10 +167,11 @@ def strict_loop(base, # a `Loop`: its prompt, retrievers and names are reused
     return Loop(Engine(model, base.engine.tok), base.prompt, base._retrievers, dataset=base.dataset, model=base.model,
                 corpus=base.corpus)
 
+# %% ../nbs/13b_device_strict.ipynb #044706d7
 def strict_run(base, # a `Loop` (its prompt, retrievers, tokenizer)
                model, # the model (e.g. `tiny_like(base.engine.model)`)
                questions:list, # `Question`s
-               methods:tuple|None=None, # method names (default: all of `etc_nb.loop.METHODS`)
+               methods:tuple|None=None, # method names (default: all of `etc_nb.config.METHODS`)
                slots:int=2, # questions decoded together
               )->dict: # {'traces': [...], 'decode_steps': n, 'waits_per_decode_step': {site: mean}, 'waits': {site: n}}
     "Every method batched under `DeviceStrict`; the host waits of the decode steps counted by site"
