@@ -113,6 +113,9 @@ def run_release(code:str, git:str, n:int, start:int, out:str):
         _record_calls(G.Generator, 'simply_generate', calls, lambda o, a, k: dict(
             kind='context', n=len(tok.encode(o[1])) + o[0], eos=bool(o[0]), text=o[1]))
         answer = lambda t: t
+        # main.py passes the dataset's question as it is, and its `"\nQuestion:"` block has no space after the colon
+        # (a byte-level BPE reads `Question:Are`): the oracle gives it the project's leading space (12_loop)
+        question = lambda q: ' ' + q.question.strip()
     else:
         sys.modules['faiss'] = types.ModuleType('faiss')
         for m in ('beir', 'beir.datasets', 'beir.datasets.data_loader', 'beir.retrieval', 'beir.retrieval.evaluation',
@@ -143,11 +146,15 @@ def run_release(code:str, git:str, n:int, start:int, out:str):
         _record_calls(G.BasicGenerator, 'generate', calls, lambda o, a, k: dict(
             kind='context', n=_n(tok, a[0], o[0]), eos=tok.eos_token in o[0], text=o[0]))
         answer = lambda t: t
+        # main.py passes the dataset's question as it is (`batch["question"]`); here it enters only the QFS pass's
+        # text (`keep_real_words`), where a leading space changes the first token and so every attention row: with
+        # ETC's leading space, 462bb642's second query kept `located` 25th and `Georgia` 26th, without it 27th and 25th
+        question = lambda q: q.question
     with open(out, 'w') as f:
         for q in qs:
             searches.clear(); calls.clear()
             with contextlib.redirect_stdout(io.StringIO()):
-                text = rag.inference(' ' + q.question.strip(), demo, prompt.case(q))
+                text = rag.inference(question(q), demo, prompt.case(q))
             f.write(json.dumps(dict(qid=q.id, text=text.strip(), retrievals=list(searches), calls=list(calls)))+'\n'); f.flush()
             print(q.id, len(searches), repr(text.strip()[:80]), file=sys.stderr)
 
