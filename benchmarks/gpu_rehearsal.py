@@ -612,11 +612,10 @@ def rehearse(a, work:Path, path:Path)->dict:
             m['tokenizer_check'] = r.phase('phi-2.tokenizer_check', gpt2_js_agreement, tok, texts)
         if tok is None or (b := r.phase(f'{name}.build', build, name, a, tok, folder)) is None: continue
         m |= b; r.write()
-        if 'cli' not in a.phases: continue
-        if (c := r.phase(f'{name}.cli', cli_phase, name, folder, a, questions, work)) is None: continue
-        m['cli'] = c
-        if (ref := r.phase(f'{name}.reference', reference_phase, name, folder, a, questions, work)) is not None:
-            m['reference'] = ref; m['vs_reference'] = compare(c, ref, a.n)
+        if 'cli' in a.phases and (c := r.phase(f'{name}.cli', cli_phase, name, folder, a, questions, work)) is not None:
+            m['cli'] = c
+            if (ref := r.phase(f'{name}.reference', reference_phase, name, folder, a, questions, work)) is not None:
+                m['reference'] = ref; m['vs_reference'] = compare(c, ref, a.n)
         if name != a.models[-1]: shutil.rmtree(folder, ignore_errors=True)     # disk: one model folder at a time
     if folder is not None and folder.exists():                                 # the last (smallest by default) model
         common = lambda fn: lambda: fn(folder, a, questions, work)

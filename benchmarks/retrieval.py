@@ -15,7 +15,7 @@ passages and the same QFS-style queries (10-25 words). Per size: build time, pea
 (single thread each, after a warm-up pass), top-3 agreement. Results in benchmarks/results/retrieval_scale_cpu.json
 (rewritten after each size); corpora and indexes live under --work and are deleted after each size.
 
-Issue 52 added, per size: the pruned search (`BM25Index.search_many`'s default: exact MaxScore with block maxima) on one
+Issue 52 added, per size: the pruned search (`BM25Index.search_many`'s default: exact block-max MaxScore over windows) on one
 and two threads beside the exhaustive one (`exhaustive=True`, the old path: `embedded.qps`), on two query sets, each
 searched by all three engines: the harsh QFS-style set above and a realistic one (REALISTIC_HOW: the document-frequency
 profile of the committed traces' sent_query strings); `pruned: {qps_realistic, qps_harsh, qps_2_threads_realistic,

@@ -324,62 +324,173 @@ def _list_max(dat, bmax, a, e):
 
 # %% ../nbs/10_retrieval.ipynb #aab623fc
 @numba.njit(cache=True, nogil=True)
-def _skip_blocks(ind, p, e, d):
-    "From posting p (before e), skip the whole blocks whose last passage is < d; where it stops (e if at the end)"
-    while p < e:
-        be = min((p // _BLOCK + 1) * _BLOCK, e)
-        if ind[be - 1] >= d: return p
-        p = be
-    return e
-
-# %% ../nbs/10_retrieval.ipynb #42ed08f8
-@numba.njit(cache=True, nogil=True)
-def _in_block(ind, p, e, d):
-    "The first posting at or after p, in p's block (whose last passage is >= d), whose passage is >= d; e if p == e"
-    if p >= e: return e
-    lo, hi = p, min((p // _BLOCK + 1) * _BLOCK, e) - 1
+def _gallop(ind, q, e, d):
+    "The first posting at or after q (before e) whose passage is >= d, or e: steps doubling from q, then halving"
+    step = 1
+    while q + step < e and ind[q + step] < d: q += step; step *= 2
+    lo, hi = q, min(q + step, e)
     while lo < hi:
         mid = (lo + hi) // 2
         if ind[mid] < d: lo = mid + 1
         else: hi = mid
     return lo
 
-# %% ../nbs/10_retrieval.ipynb #916d87ab
+# %% ../nbs/10_retrieval.ipynb #42ed08f8
 @numba.njit(cache=True, nogil=True)
-def _seek(ind, p, e, d):
-    "The first posting at or after p (before e) whose passage is >= d, or e: whole blocks skipped by their last passage"
-    return _in_block(ind, _skip_blocks(ind, p, e, d), e, d)
+def _block_bound(bmax, a, e):
+    "A bound on the scores of postings a..e-1 (a < e): the largest maximum of the blocks they lie in"
+    m = np.float32(0.0)
+    for b in range(a // _BLOCK, (e - 1) // _BLOCK + 1): m = max(m, bmax[b])
+    return m
 
 # %% ../nbs/10_retrieval.ipynb #fac02b2a
 @numba.njit(cache=True, nogil=True)
-def _cursors(inds, dats, bmaxs, starts, ends, cnt):
-    "Cursors by bound, smallest first (rank r): bound, term, field, field sums of ranks < r, posting, end, passage"
-    m, none = len(cnt), np.iinfo(np.int64).max; nc = 2 * m
-    w0 = np.empty(nc)                                            # cursor 2j + f: term j, field f
-    for c in range(nc): w0[c] = cnt[c // 2] * _list_max(dats[c % 2], bmaxs[c % 2], starts[c // 2, c % 2], ends[c // 2, c % 2])
-    order = np.argsort(w0)
-    w = w0[order]; term = order // 2; fld = order % 2; cum = np.zeros((nc + 1, 2))   # cum[r]: field sums of ranks < r
-    pos = np.empty(nc, np.int64); end = np.empty(nc, np.int64); cur = np.empty(nc, np.int64)
-    for r in range(nc):
-        cum[r + 1] = cum[r]; cum[r + 1, fld[r]] += w[r]
-        pos[r] = starts[term[r], fld[r]]; end[r] = ends[term[r], fld[r]]
-        cur[r] = inds[fld[r]][pos[r]] if pos[r] < end[r] else none          # the cursor's passage
-    return w, term, fld, cum, pos, end, cur
+def _cursors(dats, bmaxs, starts, ends, cnt):
+    "Cursor c = 2j + f reads term j's postings in field f; the cursors ranked by their list's bound, smallest first"
+    w = np.zeros(2 * len(cnt))
+    for c in range(len(w)):
+        j, f = c // 2, c % 2
+        if starts[j, f] < ends[j, f]: w[c] = cnt[j] * _list_max(dats[f], bmaxs[f], starts[j, f], ends[j, f])
+    return np.argsort(w)
+
+# %% ../nbs/10_retrieval.ipynb #66364e20
+_WINDOW = 8192   # passages per window at most: its float32 title and text accumulators stay in the core's cache
+
+def _window_size(n:int)->int:
+    "Passages per window for a corpus of n: about n/16 as a power of two, 256 to `_WINDOW` (so small corpora get windows)"
+    return min(_WINDOW, max(256, 1 << (max(n // 16, 1) - 1).bit_length()))
+
+# %% ../nbs/10_retrieval.ipynb #699d06c5
+@numba.njit(cache=True, nogil=True)
+def _first_passage(inds, pos, ends):
+    "The smallest passage the cursors are at (`pos`: each cursor's next posting); -1 once every cursor is done"
+    lo = np.iinfo(np.int64).max
+    for j in range(len(pos)):
+        for f in range(2):
+            if pos[j, f] < ends[j, f]: lo = min(lo, inds[f][pos[j, f]])
+    return lo if lo < np.iinfo(np.int64).max else -1
+
+# %% ../nbs/10_retrieval.ipynb #bb4c5ff1
+@numba.njit(cache=True, nogil=True)
+def _window(inds, bmaxs, pos, ends, cnt, order, hi, we, cw):
+    "Each cursor's postings before passage hi (pos..we-1); `cw[r]`: title and text sums of the ranks < r's block bounds"
+    for r in range(len(order)):
+        c = order[r]; j, f = c // 2, c % 2; a = pos[j, f]
+        we[j, f] = _gallop(inds[f], a, ends[j, f], hi); cw[r + 1] = cw[r]
+        if we[j, f] > a: cw[r + 1, f] += cnt[j] * _block_bound(bmaxs[f], a, we[j, f])
+
+# %% ../nbs/10_retrieval.ipynb #b7e8e996
+@numba.njit(cache=True, nogil=True)
+def _accumulate(inds, dats, pos, we, cnt, essential, lo, acc, seen, touched):
+    "Term at a time in query order, the window postings of the essential cursors into `acc` (passage - lo, field), in"
+    " float32 as `_exhaustive` sums; the passages touched into `touched`: how many, postings read"
+    nt = read = 0
+    for j in range(len(cnt)):
+        for f in range(2):
+            if not essential[2 * j + f]: continue
+            ind = inds[f]; dat = dats[f]; c = cnt[j]; read += we[j, f] - pos[j, f]
+            for q in range(pos[j, f], we[j, f]):
+                o = ind[q] - lo
+                if not seen[o]: seen[o] = True; touched[nt] = o; nt += 1
+                acc[o, f] += c * dat[q]
+    return nt, read
+
+# %% ../nbs/10_retrieval.ipynb #c346fb6c
+@numba.njit(cache=True, nogil=True)
+def _in_order(seen, touched, nt):
+    "The touched passages put in order (a scan of the window when many, else a sort); `seen` cleared"
+    if nt * 16 > len(seen):
+        nt = 0
+        for o in range(len(seen)):
+            if seen[o]: touched[nt] = o; nt += 1
+    else: touched[:nt].sort()
+    for i in range(nt): seen[touched[i]] = False
+
+# %% ../nbs/10_retrieval.ipynb #0045176c
+@numba.njit(cache=True, nogil=True)
+def _window_top(acc, touched, nt, lo, top_d, top_s, n, k, h_max, h_sum):
+    "With every cursor essential, `acc` holds exact sums: each touched passage's score into the top list; `acc` cleared"
+    for i in range(nt):
+        o = touched[i]; T = acc[o, 0]; X = acc[o, 1]; acc[o, 0] = 0; acc[o, 1] = 0
+        n = _insert_top(top_d, top_s, n, k, lo + o, max(T, X) * h_max + (T + X) * h_sum)
+    return n
+
+# %% ../nbs/10_retrieval.ipynb #eaf3f4df
+@numba.njit(cache=True, nogil=True)
+def _candidates(acc, touched, nt, lo, cand, known):
+    "The touched passages as candidates, with their essential part (title, text) as known so far; `acc` cleared"
+    for i in range(nt):
+        o = touched[i]; cand[i] = lo + o; known[i, 0] = acc[o, 0]; known[i, 1] = acc[o, 1]; acc[o, 0] = 0; acc[o, 1] = 0
+
+# %% ../nbs/10_retrieval.ipynb #37c6182f
+@numba.njit(cache=True, nogil=True)
+def _keep(cand, known, nk, bound, h_max, h_sum, grow, theta):
+    "Keep the candidates whose known part plus `bound` (title, text) can still reach theta: how many"
+    j = 0
+    for i in range(nk):
+        if _share_bound(known[i, 0] + bound[0], known[i, 1] + bound[1], h_max, h_sum) * grow >= theta:
+            cand[j] = cand[i]; known[j, 0] = known[i, 0]; known[j, 1] = known[i, 1]; j += 1
+    return j
+
+# %% ../nbs/10_retrieval.ipynb #70c59aca
+@numba.njit(cache=True, nogil=True)
+def _add_postings(ind, dat, a, e, c, f, lo, cand, known, nk, slot):
+    "A cursor's window postings a..e-1 (weight c, field f) added to the candidates they hit: read through when the"
+    " candidates are many (via `slot`, by passage - lo), else leapt to; postings read"
+    if nk * 4 > e - a:
+        for i in range(nk): slot[cand[i] - lo] = i + 1
+        for q in range(a, e):
+            i = slot[ind[q] - lo]
+            if i: known[i - 1, f] += c * dat[q]
+        for i in range(nk): slot[cand[i] - lo] = 0
+        return e - a
+    q = a
+    for i in range(nk):
+        q = _gallop(ind, q, e, cand[i])
+        if q == e: return i + 1
+        if ind[q] == cand[i]: known[i, f] += c * dat[q]
+    return nk
+
+# %% ../nbs/10_retrieval.ipynb #5f2af262
+@numba.njit(cache=True, nogil=True)
+def _rest(inds, dats, pos, we, cnt, order, pe, lo, cw, cand, known, nk, slot, h_max, h_sum, grow, theta):
+    "The non-essential cursors (ranks < pe), largest bound first, added while a candidate can reach theta;"
+    " the survivors: how many, postings read"
+    read = 0
+    for r in range(pe - 1, -1, -1):
+        nk = _keep(cand, known, nk, cw[r + 1], h_max, h_sum, grow, theta)
+        if nk == 0: break
+        c = order[r]; j, f = c // 2, c % 2
+        if we[j, f] > pos[j, f]:
+            read += _add_postings(inds[f], dats[f], pos[j, f], we[j, f], cnt[j], f, lo, cand, known, nk, slot)
+    return _keep(cand, known, nk, cw[0], h_max, h_sum, grow, theta), read
 
 # %% ../nbs/10_retrieval.ipynb #57991580
-@numba.njit(cache=True, nogil=True, inline='always')
-def _exact_score(part, h_max, h_sum):
-    "The best_fields score of the term parts, summed in float32 in query order as `_exhaustive` sums it"
+@numba.njit(cache=True, nogil=True)
+def _exact_score(inds, dats, pos, we, cnt, d, h_max, h_sum):
+    "Passage d's score: its term scores (leapt to in each cursor's window postings) summed as `_exhaustive` sums them"
     T = np.float32(0.0); X = np.float32(0.0)
-    for j in range(len(part)): T = T + part[j, 0]; X = X + part[j, 1]
+    for j in range(len(cnt)):
+        for f in range(2):
+            q = _gallop(inds[f], pos[j, f], we[j, f], d)
+            if q < we[j, f] and inds[f][q] == d:
+                if f == 0: T = T + cnt[j] * dats[f][q]
+                else: X = X + cnt[j] * dats[f][q]
     return max(T, X) * h_max + (T + X) * h_sum
 
-# %% ../nbs/10_retrieval.ipynb #4c6d1486
+# %% ../nbs/10_retrieval.ipynb #1d38ca3a
 @numba.njit(cache=True, nogil=True, inline='always')
+def _ahead(s, d, s2, d2):
+    "Whether (score s, passage d) ranks before (s2, d2): higher score, then the earlier passage (as `top_k`)"
+    return s > s2 or (s == s2 and d < d2)
+
+# %% ../nbs/10_retrieval.ipynb #4c6d1486
+@numba.njit(cache=True, nogil=True)
 def _insert_top(top_d, top_s, n, k, d, s):
-    "Put passage `d` with score `s` into the top list (an equal score stays behind); the list's new length"
+    "Put passage d with score s into the top list (length n of k) where it ranks; the list's new length"
+    if n == k and not _ahead(s, d, top_s[k - 1], top_d[k - 1]): return n
     i = min(n, k - 1)
-    while i > 0 and top_s[i - 1] < s: top_d[i] = top_d[i - 1]; top_s[i] = top_s[i - 1]; i -= 1
+    while i > 0 and _ahead(s, d, top_s[i - 1], top_d[i - 1]): top_d[i] = top_d[i - 1]; top_s[i] = top_s[i - 1]; i -= 1
     top_d[i] = d; top_s[i] = s
     return min(n + 1, k)
 
@@ -391,43 +502,35 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
               starts, ends, # (m, 2): each query term's postings range per field, terms in query order
               cnt, # (m,) float32: each term's count in the query
               k, h_max, h_sum, slack, # top k; float32 1 - tie_breaker and tie_breaker; bound slack (`_prune_slack`)
-             ): # positions, float32 scores (best first, ties by position), postings scored
-    "Exact top-k of the best_fields score by MaxScore with block maxima, over one cursor per (term, field)"
-    m, none, grow = len(cnt), np.iinfo(np.int64).max, 1.0 + slack; nc = 2 * m
-    w, term, fld, cum, pos, end, cur = _cursors(inds, dats, bmaxs, starts, ends, cnt)
-    part = np.zeros((m, 2), np.float32)                          # the candidate's term scores, per field
-    top_d = np.zeros(k, np.int64); top_s = np.zeros(k, np.float32); n = 0; theta = -1.0; p = 0; scored = 0
+              window, # passages per window (`_window_size`)
+             ): # positions, float32 scores (best first, ties by position), postings read
+    "Exact top-k of the best_fields score: block-max MaxScore over windows of passages, one cursor per (term, field)"
+    order = _cursors(dats, bmaxs, starts, ends, cnt); nc, grow = len(order), 1.0 + slack
+    pos = starts.copy(); we = np.zeros_like(pos); cw = np.zeros((nc + 1, 2)); essential = np.zeros(nc, np.bool_)
+    acc = np.zeros((window, 2), np.float32); seen = np.zeros(window, np.bool_); known = np.zeros((window, 2))
+    touched = np.zeros(window, np.int64); cand = np.zeros(window, np.int64); slot = np.zeros(window, np.int64)
+    top_d = np.zeros(k, np.int64); top_s = np.zeros(k, np.float32); n = 0; theta = -1.0; read = 0
     while True:
-        d = none                                                 # the next passage of an essential cursor
-        for r in range(p, nc): d = min(d, cur[r])
-        if d == none: break
-        known = np.zeros(2)
-        for r in range(p, nc):
-            if cur[r] == d:
-                f = fld[r]; q = pos[r]; v = cnt[term[r]] * dats[f][q]; part[term[r], f] = v; known[f] += v
-                pos[r] = q + 1; cur[r] = inds[f][q + 1] if q + 1 < end[r] else none; scored += 1
-        alive = n < k or _share_bound(known[0] + cum[p, 0], known[1] + cum[p, 1], h_max, h_sum) * grow >= theta
-        if alive:                                                # the non-essential cursors, largest bound first
-            for r in range(p - 1, -1, -1):
-                f = fld[r]; q = _skip_blocks(inds[f], pos[r], end[r], d); pos[r] = q
-                if q == end[r]: continue
-                if n == k:                                       # the block maximum first: the block may be skipped
-                    ub = known.copy(); ub += cum[r]; ub[f] += min(w[r], cnt[term[r]] * bmaxs[f][q // _BLOCK])
-                    if _share_bound(ub[0], ub[1], h_max, h_sum) * grow < theta: alive = False; break
-                q = _in_block(inds[f], q, end[r], d); pos[r] = q
-                if q < end[r] and inds[f][q] == d:
-                    v = cnt[term[r]] * dats[f][q]; scored += 1; part[term[r], f] = v; known[f] += v
-                if n == k and _share_bound(known[0] + cum[r, 0], known[1] + cum[r, 1], h_max, h_sum) * grow < theta:
-                    alive = False; break
-        if alive:                                                # the exact score, summed as `_exhaustive` sums it
-            s = _exact_score(part, h_max, h_sum)
-            if n < k or s > top_s[k - 1]:
-                n = _insert_top(top_d, top_s, n, k, d, s)
-                if n == k:
-                    theta = np.float64(top_s[k - 1])
-                    while p < nc and _share_bound(cum[p + 1, 0], cum[p + 1, 1], h_max, h_sum) * grow < theta: p += 1
-        part[:] = 0
-    return top_d[:n], top_s[:n], scored
+        lo = _first_passage(inds, pos, ends)
+        if lo < 0: break
+        lo -= lo % window; _window(inds, bmaxs, pos, ends, cnt, order, lo + window, we, cw)
+        pe = 0                                                   # ranks >= pe: the window's essential cursors
+        while pe < nc and _share_bound(cw[pe + 1, 0], cw[pe + 1, 1], h_max, h_sum) * grow < theta: pe += 1
+        if pe < nc:                                              # (else no passage here can reach theta)
+            for r in range(nc): essential[order[r]] = r >= pe
+            nt, x = _accumulate(inds, dats, pos, we, cnt, essential, lo, acc, seen, touched); read += x
+            _in_order(seen, touched, nt)
+            if pe == 0: n = _window_top(acc, touched, nt, lo, top_d, top_s, n, k, h_max, h_sum)
+            else:
+                _candidates(acc, touched, nt, lo, cand, known)
+                nk, x = _rest(inds, dats, pos, we, cnt, order, pe, lo, cw, cand, known, nt, slot, h_max, h_sum, grow,
+                              theta); read += x
+                for i in range(nk):
+                    s = _exact_score(inds, dats, pos, we, cnt, cand[i], h_max, h_sum)
+                    n = _insert_top(top_d, top_s, n, k, cand[i], s)
+            if n == k: theta = np.float64(top_s[k - 1])
+        pos[:] = we
+    return top_d[:n], top_s[:n], read
 
 # %% ../nbs/10_retrieval.ipynb #99550efe
 @patch
@@ -437,7 +540,8 @@ def _pruned(self:BM25Index, terms:Counter, k:int)->tuple[list[tuple[int, float]]
     start, end = (np.stack([p.indptr[t + o] for p in self.fields], 1).astype(np.int64) for o in (0, 1))
     inds, dats = (tuple(np.asarray(getattr(p, a)) for p in self.fields) for a in ('indices', 'data'))
     d, s, scored = _maxscore(inds, dats, tuple(self.block_max), start, end, cnt, k, np.float32(1 - self.tie_breaker),
-                             np.float32(self.tie_breaker), _prune_slack(len(t)))
+                             np.float32(self.tie_breaker), _prune_slack(len(t)),
+                             _window_size(len(self.corpus)))
     return [(int(i), float(x)) for i, x in zip(d, s)], int(scored), int((end - start).sum())
 
 # %% ../nbs/10_retrieval.ipynb #1f1ad299
