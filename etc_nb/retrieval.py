@@ -412,7 +412,7 @@ def _window_top(acc, touched, nt, lo, top_d, top_s, n, k, h_max, h_sum):
     "With every cursor essential, `acc` holds exact sums: each touched passage's score into the top list; `acc` cleared"
     for i in range(nt):
         o = touched[i]; T = acc[o, 0]; X = acc[o, 1]; acc[o, 0] = 0; acc[o, 1] = 0
-        n = _insert_top(top_d, top_s, n, k, lo + o, max(T, X) * h_max + (T + X) * h_sum)
+        n = _insert_top(top_d, top_s, n, k, lo + o, _fields_score(T, X, h_max, h_sum))
     return n
 
 # %% ../nbs/10_retrieval.ipynb #eaf3f4df
@@ -465,6 +465,12 @@ def _rest(inds, dats, pos, we, cnt, order, pe, lo, cw, cand, known, nk, slot, h_
             read += _add_postings(inds[f], dats[f], pos[j, f], we[j, f], cnt[j], f, lo, cand, known, nk, slot)
     return _keep(cand, known, nk, cw[0], h_max, h_sum, grow, theta), read
 
+# %% ../nbs/10_retrieval.ipynb #f1e1d5c0
+@numba.njit(cache=True, nogil=True, inline='always')
+def _fields_score(T, X, h_max, h_sum):
+    "best_fields of the float32 title and text sums T, X, computed in float32 as `_best_fields` computes it"
+    return max(T, X) * h_max + (T + X) * h_sum
+
 # %% ../nbs/10_retrieval.ipynb #57991580
 @numba.njit(cache=True, nogil=True)
 def _exact_score(inds, dats, pos, we, cnt, d, h_max, h_sum):
@@ -476,7 +482,7 @@ def _exact_score(inds, dats, pos, we, cnt, d, h_max, h_sum):
             if q < we[j, f] and inds[f][q] == d:
                 if f == 0: T = T + cnt[j] * dats[f][q]
                 else: X = X + cnt[j] * dats[f][q]
-    return max(T, X) * h_max + (T + X) * h_sum
+    return _fields_score(T, X, h_max, h_sum)
 
 # %% ../nbs/10_retrieval.ipynb #1d38ca3a
 @numba.njit(cache=True, nogil=True, inline='always')
