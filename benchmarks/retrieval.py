@@ -12,8 +12,11 @@ distinct terms at 21,015,324 passages), indexed by `BM25Index.build_or_load` (st
 (Anserini's jar from the pyserini wheel: Lucene's EnglishAnalyzer, BM25 k1 = 1.2, b = 0.75, title and text with
 DisjunctionMaxQuery tie 0.5, i.e. ES best_fields), each build and each search in its own process, on the same
 passages and the same QFS-style queries (10-25 words). Per size: build time, peak RSS, index bytes, queries/s
-(single thread each, after a warm-up pass), top-3 agreement. Results in benchmarks/results/retrieval_scale_cpu.json
-(rewritten after each size); corpora and indexes live under --work and are deleted after each size.
+(single thread each; each engine's index files first read once into the page cache, as a served index's would be,
+then a warm-up of the first --warm queries), top-3 agreement. Results in benchmarks/results/retrieval_scale_cpu.json
+(rewritten after each size); corpora and indexes live under --work and are deleted after each size unless --keep;
+--reuse searches what an earlier --keep run left there again (no generation, no builds: e.g. after a change to the
+search), keeping that run's build keys.
 
 Issue 52 added, per size: the pruned search (`BM25Index.search_many`'s default: exact block-max MaxScore over windows) on one
 and two threads beside the exhaustive one (`exhaustive=True`, the old path: `embedded.qps`), on two query sets, each
@@ -477,8 +480,20 @@ def agreement(ours:list, lucene:list)->dict:
     return dict(top3_identical=round(np.mean(same), 4), top3_identical_up_to_ties=round(np.mean(np.logical_or(same, tie)), 4),
                 differ=[i for i, s in enumerate(same) if not s][:20], max_score_rel_diff=float(f'{max(rel, default=0):.3g}'))
 
+def read_into_page_cache(folder:Path)->float:
+    "Read every file under `folder` once (its pages then sit in the page cache, as a served index's would); GB read"
+    size = 0
+    for f in sorted(x for x in folder.rglob('*') if x.is_file()):
+        with open(f, 'rb', buffering=0) as fh:
+            while chunk := fh.read(1 << 24): size += len(chunk)
+    return round(size / 1e9, 2)
+
+def kept_builds(index_dir:Path, lucene_dir:Path, lucene:list[str]|None)->bool:
+    "Both indexes of an earlier `--keep` run are complete in the work folder"
+    return (index_dir/'meta.json').exists() and (lucene is None or any(lucene_dir.glob('segments_*')))
+
 def scale_size(n:int, gen:SyntheticWikipedia, work:Path, queries:dict[str, list[str]], lucene:list[str]|None, log:Path,
-               warm:int=20, keep:bool=False, together:bool=False)->dict:
+               warm:int=20, keep:bool=False, together:bool=False, reuse:bool=False)->dict:
     "Generate n passages, build both indexes (each in its own process), search the same queries with both, compare"
     me, row = [sys.executable, str(Path(__file__).resolve())], dict(passages=n)
     corpus_dir, index_dir, lucene_dir, qdir = work/f'corpus-{n}', work/f'bm25-{n}', work/f'lucene-{n}', work/'queries'
@@ -491,13 +506,15 @@ def scale_size(n:int, gen:SyntheticWikipedia, work:Path, queries:dict[str, list[
     print(f'== {n:,} passages generated in {row["generate_s"]} s', flush=True)
     builds = [me + ['--_build', str(corpus_dir), str(index_dir)]]
     if lucene: builds.append(lucene + ['index', str(corpus_dir), str(lucene_dir), '2048', 'true'])
-    if together:                                           # both builds at once (each single-threaded); searches alone
+    reused = reuse and kept_builds(index_dir, lucene_dir, lucene)
+    if reused: row['builds_reused'] = 'indexes of an earlier --keep run; build keys are that run\'s'
+    elif together:                                         # both builds at once (each single-threaded); searches alone
         with ThreadPoolExecutor(2) as ex: built = list(ex.map(run_measured, builds, [log] * len(builds)))
     else: built = [run_measured(builds[0], log)]
-    out, wall, rss = built[0]
-    row['embedded'] = dict(build_s=round(wall, 1), peak_rss_gib=round(rss, 2), **json.loads(out.strip().split('\n')[-1]),
-                           index_bytes=sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file()))
-    hits = lambda side, name: read_hits(work/f'hits-{side}-{n}-{name}.tsv')
+    row['embedded'] = {} if reused else dict(
+        build_s=round(built[0][1], 1), peak_rss_gib=round(built[0][2], 2), **json.loads(built[0][0].strip().split('\n')[-1]))
+    row['embedded']['index_bytes'] = sum(f.stat().st_size for f in index_dir.iterdir() if f.is_file())
+    row['embedded']['page_cache_warm_gb'] = read_into_page_cache(index_dir)
     out, wall, rss = run_measured(me + ['--_search', str(corpus_dir), str(index_dir), str(qdir), str(work/f'hits-{n}'), str(warm)], log)
     s = json.loads(out.strip().split('\n')[-1]); h, r = s['harsh'], s['realistic']
     qps = lambda x, mode: round(x['queries'] / x[f'{mode}_s'], 2)
@@ -515,10 +532,14 @@ def scale_size(n:int, gen:SyntheticWikipedia, work:Path, queries:dict[str, list[
     row['top3_identical_pruned_vs_exhaustive'] = round(float(np.mean([a == b for a, b in zip(pruned, exhaustive)])), 4)
     print(json.dumps(row['embedded'] | row['pruned']), flush=True)
     if lucene:
-        out, wall, rss = built[1] if together else run_measured(builds[1], log)
-        b = json.loads(out.strip().split('\n')[-1])
-        row['lucene'] = dict(build_s=round(wall, 1), peak_rss_gib=round(rss, 2), index_s=b['index_s'], merge_s=b['merge_s'],
-                             index_bytes=sum(f.stat().st_size for f in lucene_dir.iterdir()), version=b['lucene'], java=b['java'])
+        row['lucene'] = {}
+        if not reused:
+            out, wall, rss = built[1] if together else run_measured(builds[1], log)
+            b = json.loads(out.strip().split('\n')[-1])
+            row['lucene'] = dict(build_s=round(wall, 1), peak_rss_gib=round(rss, 2), index_s=b['index_s'], merge_s=b['merge_s'],
+                                 version=b['lucene'], java=b['java'])
+        row['lucene'] |= dict(index_bytes=sum(f.stat().st_size for f in lucene_dir.iterdir()),
+                              page_cache_warm_gb=read_into_page_cache(lucene_dir))
         for name in QUERY_SETS:
             out, wall, rss = run_measured(lucene + ['search', str(lucene_dir), str(qdir/f'{name}.txt'),
                                                     str(work/f'hits-{n}-lucene-{name}.tsv'), '3', str(warm)], log)
@@ -555,13 +576,14 @@ def scale(a):
                    n=sum(map(len, sent.values())), corpora=', '.join(sent), ref=len(real.corpus))),
                closed_corpora=closed_corpora_speed(sent),
                note='single thread each; build and search each in its own process (peak RSS: its VmHWM, read every 0.2 s); '
-                    f'qps over all queries after the first {a.warm} as a warm-up; Lucene: forceMerge(1) after indexing, '
+                    'each engine\'s index files read once into the page cache before its searches (page_cache_warm_gb), '
+                    f'then qps over all queries after the first {a.warm} as a warm-up; Lucene: forceMerge(1) after indexing, '
                     'counted in its build_s' + ('; the two builds ran at once, one core each' if a.builds_together else ''),
                sizes=[])
     if lucene is None: out['lucene'] = 'not run: pyserini (its Anserini jar) or javac missing'
     print(json.dumps(out['closed_corpora']), flush=True)
     for n in a.scale_sizes:
-        row = scale_size(n, gen, work, queries, lucene, log, a.warm, a.keep, a.builds_together)
+        row = scale_size(n, gen, work, queries, lucene, log, a.warm, a.keep or a.reuse, a.builds_together, a.reuse)
         out = merged(json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}, out, row)
         out |= scale_extrapolation(out['sizes'])
         Path(a.out).write_text(json.dumps(out, indent=1) + '\n'); print(json.dumps(row), flush=True)
@@ -570,7 +592,9 @@ def merged(old:dict, new:dict, row:dict)->dict:
     "The results file `old` updated with this run's settings `new` and its size `row`: other sizes kept, and the keys"
     " of an earlier row of the same size that this run does not measure"
     rows = {r['passages']: r for r in old.get('sizes', [])}
-    rows[row['passages']] = rows.get(row['passages'], {}) | row
+    earlier = rows.get(row['passages'], {})                # nested dicts merged one level down (a reused build's keys)
+    rows[row['passages']] = earlier | {k: earlier[k] | v if isinstance(v, dict) and isinstance(earlier.get(k), dict) else v
+                                       for k, v in row.items()}
     return old | {k: v for k, v in new.items() if k != 'sizes'} | dict(sizes=[rows[n] for n in sorted(rows)])
 
 REALISTIC_HOW = ('each query takes the profile of one of the {n} distinct sent_query strings of the committed traces '
@@ -618,6 +642,8 @@ def main():
     ap.add_argument('--queries', type=int, default=200, help='--scale: QFS-style queries per size')
     ap.add_argument('--warm', type=int, default=20, help='--scale: queries run first as a warm-up (not timed)')
     ap.add_argument('--keep', action='store_true', help='--scale: keep corpora and indexes (else deleted after each size)')
+    ap.add_argument('--reuse', action='store_true', help='--scale: search the corpora and indexes an earlier --keep run left '
+                    'in --work (no generation, no builds; implies --keep); the earlier build keys stay in the results file')
     ap.add_argument('--builds-together', action='store_true',
                     help='--scale: run the embedded and the Lucene build at once (one core each; timings then share the '
                          'machine); the searches still run alone')

@@ -381,46 +381,61 @@ def _window(inds, bmaxs, pos, ends, cnt, order, hi, we, cw):
 
 # %% ../nbs/10_retrieval.ipynb #b7e8e996
 @numba.njit(cache=True, nogil=True)
-def _accumulate(inds, dats, pos, we, cnt, essential, lo, acc, seen, touched):
-    "Term at a time in query order, the window postings of the essential cursors into `acc` (passage - lo, field), in"
-    " float32 as `_exhaustive` sums; the passages touched into `touched`: how many, postings read"
-    nt = read = 0
+def _scatter(inds, dats, pos, we, cnt, added, lo, acc):
+    "Term at a time in query order, the window postings of the cursors `added` (index c = 2j + f) added into `acc[f][passage - lo]`,"
+    " in float32 as `_exhaustive` sums: postings read"
+    read = 0
     for j in range(len(cnt)):
         for f in range(2):
-            if not essential[2 * j + f]: continue
-            ind = inds[f]; dat = dats[f]; c = cnt[j]; read += we[j, f] - pos[j, f]
-            for q in range(pos[j, f], we[j, f]):
-                o = ind[q] - lo
-                if not seen[o]: seen[o] = True; touched[nt] = o; nt += 1
-                acc[o, f] += c * dat[q]
-    return nt, read
+            if not added[2 * j + f]: continue
+            ind = inds[f]; dat = dats[f]; c = cnt[j]; a = acc[f]; read += we[j, f] - pos[j, f]
+            for q in range(pos[j, f], we[j, f]): a[ind[q] - lo] += c * dat[q]
+    return read
 
 # %% ../nbs/10_retrieval.ipynb #c346fb6c
 @numba.njit(cache=True, nogil=True)
-def _in_order(seen, touched, nt):
-    "The touched passages put in order (a scan of the window when many, else a sort); `seen` cleared"
-    if nt * 16 > len(seen):
-        nt = 0
-        for o in range(len(seen)):
-            if seen[o]: touched[nt] = o; nt += 1
-    else: touched[:nt].sort()
-    for i in range(nt): seen[touched[i]] = False
+def _scan_top(acc, lo, top_d, top_s, n, k, h_max, h_sum):
+    "Every cursor added (the sums are exact): each touched passage (positive sums), found by a scan of the window, into"
+    " the top list; `acc` cleared; the list's length"
+    T_, X_ = acc[0], acc[1]
+    for o in range(len(T_)):
+        T = T_[o]; X = X_[o]
+        if T + X > 0: T_[o] = 0; X_[o] = 0; n = _insert_top(top_d, top_s, n, k, lo + o, _fields_score(T, X, h_max, h_sum))
+    return n
 
 # %% ../nbs/10_retrieval.ipynb #0045176c
 @numba.njit(cache=True, nogil=True)
-def _window_top(acc, touched, nt, lo, top_d, top_s, n, k, h_max, h_sum):
-    "With every cursor essential, `acc` holds exact sums: each touched passage's score into the top list; `acc` cleared"
-    for i in range(nt):
-        o = touched[i]; T = acc[o, 0]; X = acc[o, 1]; acc[o, 0] = 0; acc[o, 1] = 0
-        n = _insert_top(top_d, top_s, n, k, lo + o, _fields_score(T, X, h_max, h_sum))
-    return n
+def _scan(acc, lo, bt, bx, h_max, h_sum, grow, theta, cand, known):
+    "The touched passages, found by a scan of the window, that can reach theta with the bound (bt, bx) of the cursors"
+    " not added: candidates in order, their sums as known; `acc` cleared; how many"
+    T_, X_ = acc[0], acc[1]; nk = 0
+    for o in range(len(T_)):
+        T = T_[o]; X = X_[o]
+        if T + X > 0:
+            T_[o] = 0; X_[o] = 0
+            if _share_bound(T + bt, X + bx, h_max, h_sum) * grow >= theta:
+                cand[nk] = lo + o; known[nk, 0] = T; known[nk, 1] = X; nk += 1
+    return nk
 
 # %% ../nbs/10_retrieval.ipynb #eaf3f4df
 @numba.njit(cache=True, nogil=True)
-def _candidates(acc, touched, nt, lo, cand, known):
-    "The touched passages as candidates, with their essential part (title, text) as known so far; `acc` cleared"
-    for i in range(nt):
-        o = touched[i]; cand[i] = lo + o; known[i, 0] = acc[o, 0]; known[i, 1] = acc[o, 1]; acc[o, 0] = 0; acc[o, 1] = 0
+def _repass(inds, pos, we, added, lo, acc, bt, bx, h_max, h_sum, grow, theta, cand, known, top, top_d, top_s, n, k):
+    "As `_scan_top` (`top`) or `_scan`, the touched passages found by a second pass over the added postings instead"
+    " (each once: its sums are cleared when met); candidates sorted by passage; (candidates, top length)"
+    T_, X_ = acc[0], acc[1]; nk = 0
+    for j in range(pos.shape[0]):
+        for f in range(2):
+            if not added[2 * j + f]: continue
+            ind = inds[f]
+            for q in range(pos[j, f], we[j, f]):
+                o = ind[q] - lo; T = T_[o]; X = X_[o]
+                if T + X > 0:
+                    T_[o] = 0; X_[o] = 0
+                    if top: n = _insert_top(top_d, top_s, n, k, lo + o, _fields_score(T, X, h_max, h_sum))
+                    elif _share_bound(T + bt, X + bx, h_max, h_sum) * grow >= theta:
+                        cand[nk] = lo + o; known[nk, 0] = T; known[nk, 1] = X; nk += 1
+    if nk > 1: o = np.argsort(cand[:nk]); cand[:nk] = cand[:nk][o]; known[:nk] = known[:nk][o]
+    return nk, n
 
 # %% ../nbs/10_retrieval.ipynb #37c6182f
 @numba.njit(cache=True, nogil=True)
@@ -501,6 +516,16 @@ def _insert_top(top_d, top_s, n, k, d, s):
     return min(n + 1, k)
 
 # %% ../nbs/10_retrieval.ipynb #750f567f
+_SHARE = 0.6   # the cut: the unread cursors' bound stays below this share of the k-th score (see above)
+
+@numba.njit(cache=True, nogil=True)
+def _cuts(cw, theta, grow, h_max, h_sum, share):
+    "Ranks >= pe can reach theta in this window (MaxScore's essential cursors); ranks >= p <= pe are added up"
+    nc, pe, p = len(cw) - 1, 0, 0
+    while pe < nc and _share_bound(cw[pe + 1, 0], cw[pe + 1, 1], h_max, h_sum) * grow < theta: pe += 1
+    while p < pe and _share_bound(cw[p + 1, 0], cw[p + 1, 1], h_max, h_sum) < share * theta: p += 1
+    return pe, p
+
 @numba.njit(cache=True, nogil=True)
 def _maxscore(inds, # per field (title, text): passage positions of the postings
               dats, # per field: their scores
@@ -509,27 +534,30 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
               cnt, # (m,) float32: each term's count in the query
               k, h_max, h_sum, slack, # top k; float32 1 - tie_breaker and tie_breaker; bound slack (`_prune_slack`)
               window, # passages per window (`_window_size`)
+              share=_SHARE, # where the unread cursors are cut (`_cuts`); 1: MaxScore's essential set
              ): # positions, float32 scores (best first, ties by position), postings read
     "Exact top-k of the best_fields score: block-max MaxScore over windows of passages, one cursor per (term, field)"
     order = _cursors(dats, bmaxs, starts, ends, cnt); nc, grow = len(order), 1.0 + slack
-    pos = starts.copy(); we = np.zeros_like(pos); cw = np.zeros((nc + 1, 2)); essential = np.zeros(nc, np.bool_)
-    acc = np.zeros((window, 2), np.float32); seen = np.zeros(window, np.bool_); known = np.zeros((window, 2))
-    touched = np.zeros(window, np.int64); cand = np.zeros(window, np.int64); slot = np.zeros(window, np.int64)
+    pos = starts.copy(); we = np.zeros_like(pos); cw = np.zeros((nc + 1, 2)); added = np.zeros(nc, np.bool_)
+    acc = np.zeros((2, window), np.float32); known = np.zeros((window, 2))
+    cand = np.zeros(window, np.int64); slot = np.zeros(window, np.int64)
     top_d = np.zeros(k, np.int64); top_s = np.zeros(k, np.float32); n = 0; theta = -1.0; read = 0
     while True:
         lo = _first_passage(inds, pos, ends)
         if lo < 0: break
         lo -= lo % window; _window(inds, bmaxs, pos, ends, cnt, order, lo + window, we, cw)
-        pe = 0                                                   # ranks >= pe: the window's essential cursors
-        while pe < nc and _share_bound(cw[pe + 1, 0], cw[pe + 1, 1], h_max, h_sum) * grow < theta: pe += 1
+        pe, p = _cuts(cw, theta, grow, h_max, h_sum, share)
         if pe < nc:                                              # (else no passage here can reach theta)
-            for r in range(nc): essential[order[r]] = r >= pe
-            nt, x = _accumulate(inds, dats, pos, we, cnt, essential, lo, acc, seen, touched); read += x
-            _in_order(seen, touched, nt)
-            if pe == 0: n = _window_top(acc, touched, nt, lo, top_d, top_s, n, k, h_max, h_sum)
-            else:
-                _candidates(acc, touched, nt, lo, cand, known)
-                nk, x = _rest(inds, dats, pos, we, cnt, order, pe, lo, cw, cand, known, nt, slot, h_max, h_sum, grow,
+            for r in range(nc): added[order[r]] = r >= p
+            x = _scatter(inds, dats, pos, we, cnt, added, lo, acc); read += x
+            bt, bx = cw[p, 0], cw[p, 1]; nk = 0
+            if x * 4 < window:                                   # few postings added: found again through them
+                nk, n = _repass(inds, pos, we, added, lo, acc, bt, bx, h_max, h_sum, grow, theta, cand, known, p == 0,
+                                top_d, top_s, n, k)
+            elif p == 0: n = _scan_top(acc, lo, top_d, top_s, n, k, h_max, h_sum)
+            else: nk = _scan(acc, lo, bt, bx, h_max, h_sum, grow, theta, cand, known)
+            if p > 0:
+                nk, x = _rest(inds, dats, pos, we, cnt, order, p, lo, cw, cand, known, nk, slot, h_max, h_sum, grow,
                               theta); read += x
                 for i in range(nk):
                     s = _exact_score(inds, dats, pos, we, cnt, cand[i], h_max, h_sum)
@@ -540,14 +568,14 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
 
 # %% ../nbs/10_retrieval.ipynb #99550efe
 @patch
-def _pruned(self:BM25Index, terms:Counter, k:int)->tuple[list[tuple[int, float]], int, int]:
-    "Top `k` (position, score) of one query's `terms` by `_maxscore`; postings scored; postings of the terms"
+def _pruned(self:BM25Index, terms:Counter, k:int, share:float=_SHARE)->tuple[list[tuple[int, float]], int, int]:
+    "Top `k` (position, score) of one query's `terms` by `_maxscore` (cut at `share`); postings scored; postings of the terms"
     t = np.fromiter(terms, np.int64, len(terms)); cnt = np.fromiter(terms.values(), np.float32, len(terms))
     start, end = (np.stack([p.indptr[t + o] for p in self.fields], 1).astype(np.int64) for o in (0, 1))
     inds, dats = (tuple(np.asarray(getattr(p, a)) for p in self.fields) for a in ('indices', 'data'))
     d, s, scored = _maxscore(inds, dats, tuple(self.block_max), start, end, cnt, k, np.float32(1 - self.tie_breaker),
                              np.float32(self.tie_breaker), _prune_slack(len(t)),
-                             _window_size(len(self.corpus)))
+                             _window_size(len(self.corpus)), share)
     return [(int(i), float(x)) for i, x in zip(d, s)], int(scored), int((end - start).sum())
 
 # %% ../nbs/10_retrieval.ipynb #1f1ad299
