@@ -577,7 +577,7 @@ def scale(a):
                closed_corpora=closed_corpora_speed(sent),
                note='single thread each; build and search each in its own process (peak RSS: its VmHWM, read every 0.2 s); '
                     'each engine\'s index files read once into the page cache before its searches (page_cache_warm_gb), '
-                    f'then qps over all queries after the first {a.warm} as a warm-up; Lucene: forceMerge(1) after indexing, '
+                    'then qps over all queries after ' + (f'a warm-up pass over all {a.queries}' if a.warm >= a.queries else f'the first {a.warm} as a warm-up') + '; Lucene: forceMerge(1) after indexing, '
                     'counted in its build_s' + ('; the two builds ran at once, one core each' if a.builds_together else ''),
                sizes=[])
     if lucene is None: out['lucene'] = 'not run: pyserini (its Anserini jar) or javac missing'

@@ -409,12 +409,10 @@ def _scan(acc, lo, bt, bx, h_max, h_sum, grow, theta, cand, known):
     "The touched passages, found by a scan of the window, that can reach theta with the bound (bt, bx) of the cursors"
     " not added: candidates in order, their sums as known; `acc` cleared; how many"
     T_, X_ = acc[0], acc[1]; nk = 0
-    for o in range(len(T_)):
-        T = T_[o]; X = X_[o]
-        if T + X > 0:
-            T_[o] = 0; X_[o] = 0
-            if _share_bound(T + bt, X + bx, h_max, h_sum) * grow >= theta:
-                cand[nk] = lo + o; known[nk, 0] = T; known[nk, 1] = X; nk += 1
+    for o in range(len(T_)):            # branch-free: untouched passages (sums 0) never reach theta, as p <= pe
+        T = T_[o]; X = X_[o]; cand[nk] = lo + o; known[nk, 0] = T; known[nk, 1] = X
+        nk += _share_bound(T + bt, X + bx, h_max, h_sum) * grow >= theta
+    acc[:] = 0
     return nk
 
 # %% ../nbs/10_retrieval.ipynb #eaf3f4df
@@ -451,13 +449,12 @@ def _keep(cand, known, nk, bound, h_max, h_sum, grow, theta):
 @numba.njit(cache=True, nogil=True)
 def _add_postings(ind, dat, a, e, c, f, lo, cand, known, nk, slot):
     "A cursor's window postings a..e-1 (weight c, field f) added to the candidates they hit: read through when the"
-    " candidates are many (via `slot`, by passage - lo), else leapt to; postings read"
-    if nk * 4 > e - a:
-        for i in range(nk): slot[cand[i] - lo] = i + 1
-        for q in range(a, e):
-            i = slot[ind[q] - lo]
-            if i: known[i - 1, f] += c * dat[q]
-        for i in range(nk): slot[cand[i] - lo] = 0
+    " candidates are many (via `slot`, by passage - lo: `len(slot)` where none), else leapt to; postings read"
+    if nk * 4 > e - a:                  # branch-free: a passage that is no candidate adds to the spare last row
+        sink = len(slot)
+        for i in range(nk): slot[cand[i] - lo] = i
+        for q in range(a, e): known[slot[ind[q] - lo], f] += c * dat[q]
+        for i in range(nk): slot[cand[i] - lo] = sink
         return e - a
     q = a
     for i in range(nk):
@@ -539,8 +536,8 @@ def _maxscore(inds, # per field (title, text): passage positions of the postings
     "Exact top-k of the best_fields score: block-max MaxScore over windows of passages, one cursor per (term, field)"
     order = _cursors(dats, bmaxs, starts, ends, cnt); nc, grow = len(order), 1.0 + slack
     pos = starts.copy(); we = np.zeros_like(pos); cw = np.zeros((nc + 1, 2)); added = np.zeros(nc, np.bool_)
-    acc = np.zeros((2, window), np.float32); known = np.zeros((window, 2))
-    cand = np.zeros(window, np.int64); slot = np.zeros(window, np.int64)
+    acc = np.zeros((2, window), np.float32); known = np.zeros((window + 1, 2))     # (+ a spare row: `_add_postings`)
+    cand = np.zeros(window, np.int64); slot = np.full(window, window)
     top_d = np.zeros(k, np.int64); top_s = np.zeros(k, np.float32); n = 0; theta = -1.0; read = 0
     while True:
         lo = _first_passage(inds, pos, ends)
