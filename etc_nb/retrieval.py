@@ -512,7 +512,7 @@ def _insert_top(top_d, top_s, n, k, d, s):
     top_d[i] = d; top_s[i] = s
     return min(n + 1, k)
 
-# %% ../nbs/10_retrieval.ipynb #750f567f
+# %% ../nbs/10_retrieval.ipynb #5c7a1e2b
 _SHARE = 0.6   # the cut: the unread cursors' bound stays below this share of the k-th score (see above)
 
 @numba.njit(cache=True, nogil=True)
@@ -523,6 +523,7 @@ def _cuts(cw, theta, grow, h_max, h_sum, share):
     while p < pe and _share_bound(cw[p + 1, 0], cw[p + 1, 1], h_max, h_sum) < share * theta: p += 1
     return pe, p
 
+# %% ../nbs/10_retrieval.ipynb #750f567f
 @numba.njit(cache=True, nogil=True)
 def _maxscore(inds, # per field (title, text): passage positions of the postings
               dats, # per field: their scores
