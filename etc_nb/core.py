@@ -5,12 +5,12 @@
 # %% auto #0
 __all__ = ['ARG_RULES', 'project_root', 'results_dir', 'figures_dir', 'cache_dir', 'jsonl_bytes', 'write_zst', 'read_zst',
            'read_jsonl_zst', 'locked', 'UsageError', 'DataError', 'DataNotFound', 'Busy', 'held_by_flock',
-           'hold_run_folder', 'parse_shard', 'check_args', 'data_dirs', 'bundled_dir', 'is_bundled', 'find_data',
-           'benchmark_file', 'load_nlp', 'crash_stacks', 'script_main', 'console_script', 'script_command',
-           'script_runs']
+           'hold_run_folder', 'parse_shard', 'check_args', 'data_dirs', 'data_folder', 'bundled_dir', 'is_bundled',
+           'find_data', 'benchmark_file', 'counted_skip', 'needs_benchmark', 'load_nlp', 'crash_stacks', 'script_main',
+           'console_script', 'script_command', 'script_runs']
 
 # %% ../nbs/00_core.ipynb #f8b9e61b
-import faulthandler, functools, importlib.util, inspect, json, math, numbers, os, re, shutil, subprocess, sys, traceback
+import contextlib, faulthandler, functools, importlib.util, inspect, json, math, numbers, os, re, shutil, subprocess, sys, traceback
 from pathlib import Path
 from typing import Callable
 
@@ -190,10 +190,19 @@ def check_args(**kwargs)->dict: # the same keyword arguments
 
 # %% ../nbs/00_core.ipynb #bc0d70ec
 def data_dirs()->list[Path]: # candidate folders, in lookup order, that exist
-    "Folders searched for dataset files: `$ETC_NB_DATA`, `data/raw/`, `../shared/data/raw` (not `data/bundled/`)"
-    root = project_root()
-    cands = [os.environ.get('ETC_NB_DATA'), root/'data'/'raw', root.parent/'shared'/'data'/'raw']
+    "Folders searched for dataset files: `$ETC_NB_DATA`, then `data/raw/` (not `data/bundled/`)"
+    cands = [os.environ.get('ETC_NB_DATA'), project_root()/'data'/'raw']
     return [Path(c).expanduser() for c in cands if c and Path(c).expanduser().is_dir()]
+
+# %% ../nbs/00_core.ipynb #5f511277
+@contextlib.contextmanager
+def data_folder(folder:str|Path): # searched first inside the block
+    "`$ETC_NB_DATA` set to `folder` for a `with` block, then restored (or unset, as it was)"
+    old = os.environ.get('ETC_NB_DATA'); os.environ['ETC_NB_DATA'] = str(folder)
+    try: yield Path(folder)
+    finally:
+        if old is None: os.environ.pop('ETC_NB_DATA', None)
+        else: os.environ['ETC_NB_DATA'] = old
 
 # %% ../nbs/00_core.ipynb #fe65754c
 def bundled_dir()->Path:
@@ -232,6 +241,28 @@ def benchmark_file(rel:str|Path, # path relative to a data folder
     try: p = find_data(rel)
     except FileNotFoundError: return None
     return None if is_bundled(p) else p
+
+# %% ../nbs/00_core.ipynb #04b2ca70
+def counted_skip(missing:str, # the files a check needs and lacks
+                 check:str='', # what the check would have compared
+                 how:str='', # where to get them
+                )->None:
+    "A check skipped for want of `missing`: one line, counted by the test runner; an error where data is required"
+    if os.environ.get('ETC_NB_REQUIRE_DATA', '0') not in ('', '0'):
+        raise DataNotFound(missing, f"required here (ETC_NB_REQUIRE_DATA=1) but not in {[str(d) for d in data_dirs()]}")
+    line = f"{missing}{f' ({check})' if check else ''}{f'; {how}' if how else ''}"
+    print(f"SKIPPED (no benchmark data): {line}")
+    if log := os.environ.get('ETC_NB_SKIPS'):
+        with open(log, 'a') as f: f.write(f"{Path(os.environ.get('ETC_NB_NOTEBOOK', '?')).name}: {line}\n")
+
+# %% ../nbs/00_core.ipynb #4a9d1315
+def needs_benchmark(*rels:str, # paths relative to a data folder, e.g. `2wikimultihopqa/hipporag_2wikimultihopqa_corpus.json`
+                    check:str='', # what the check would have compared, for the skip line
+                   )->list|None: # the files; None when one is missing (a counted skip)
+    "The benchmark files a check needs, or a counted, named skip (an error where `ETC_NB_REQUIRE_DATA=1`)"
+    found = [benchmark_file(r) for r in rels]
+    if all(found): return found
+    counted_skip(', '.join(str(r) for r, p in zip(rels, found) if p is None), check, 'data/README.md says where to get it')
 
 # %% ../nbs/00_core.ipynb #26fd9347
 @functools.cache

@@ -503,6 +503,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
                     prompt_formats=('raw',), # backbone: the prompt formats to compare; others: the first is used
                     methods=None, # only these methods' jobs (default: all); the others' thresholds are then not needed
                     corpus:str|None=None, # an open corpus the jobs retrieve from (thresholds tuned with it)
+                    here:bool=True, # only rows this machine's data can run; False: `rows` as given (reading results)
                    )->list:
     "The jobs of an experiment, in the order they run"
     if experiment not in EXPERIMENTS:
@@ -514,7 +515,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
     table = 'biomedical' if experiment == 'biomedical' else 'general'
     if bad := [r for r in rows or [] if ROWS[r].table != table]:
         raise UsageError(f"row(s) {bad} are not in the {experiment} experiment's table")
-    rows = runnable_rows(rows, table, corpus is not None)
+    rows = runnable_rows(rows, table, corpus is not None) if here else list(rows)
     if experiment == 'alpha':
         w = '2wikimultihopqa'
         thetas = dict.fromkeys(ROWS[w].grid('dragin') + BUDGET_THETAS) if w in rows else {}

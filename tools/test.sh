@@ -23,6 +23,9 @@ if [ -n "$(git status --porcelain -- etc_nb)" ]; then git status --short -- etc_
 
 echo "== nbdev_test"
 log=$(mktemp)
+# a check that needs a benchmark file that is not here is a counted skip: one line each in this tally (needs_benchmark in
+# etc_nb.core); with ETC_NB_REQUIRE_DATA=1 (.ci/run, where the data is) the same miss fails its notebook instead
+export ETC_NB_SKIPS=$(mktemp)
 set +e
 # nbdev_test, each notebook under a stack frame named `notebook PATH`: a worker's crash stack names its notebook
 timeout "${TEST_TIMEOUT:-4800}" python tools/nbdev_test_named.py --do_print --timing --flags "${FLAGS:-}" ${NBS:+--path "$NBS"} 2>&1 | tee "$log"
@@ -50,5 +53,14 @@ fi
 if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then   # the GPU image's pins (torch 2.11.0, transformers 5.17.0): rehearsal + device-strict
   if bash tools/test_gpu_pins.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; fi
 fi
-echo "$passed passed, $failed failed"
+slowest=$(sed -n 's/^\(.*\.ipynb\): \([0-9]*\) secs$/\1 \2s/p' "$log" | head -5 | paste -sd, - | sed 's/,/, /g')
+[ -n "$slowest" ] && echo "== five slowest notebooks: $slowest"
+if [ "${SAVE_TIMES:-0}" = 1 ] && [ -z "${NBS:-}" ] && [ -n "$slowest" ]; then   # the order the next run starts them in
+  sed -n 's/^\(.*\.ipynb\): \([0-9]*\) secs$/\1\t\2/p' "$log" > tools/notebook_seconds.tsv; fi
+skipped=$(wc -l < "$ETC_NB_SKIPS")
+if [ "$skipped" -gt 0 ]; then
+  echo "== counted skips (no benchmark data; data/README.md says where to get each file):"; sed 's/^/   /' "$ETC_NB_SKIPS"
+  files=$(sed -E 's/^[^:]+: //; s/ \(.*//; s/;.*//; s/, /\n/g' "$ETC_NB_SKIPS" | sort -u | paste -sd, - | sed 's/,/, /g')
+  echo "$passed passed, $failed failed, $skipped skipped (no benchmark data: $files)"
+else echo "$passed passed, $failed failed"; fi
 exit "$rc"
