@@ -340,7 +340,7 @@ def case_view(early:dict, # trace record of the method that retrieves first (ETC
               spans:list=(), # (start, end) character spans of wrong statements in `late`'s first chunk (`wrong_spans`)
               upto:int=6, # tokens shown after the later retrieval's token (the whole chunk when `late` never fires)
              )->dict: # question, golds, pieces, marks {token: 'early'|'late'}, wrong token indices, lines beneath
-    "What Fig. 4 shows of one question: the shared first chunk, where each retrieved, the wrong tokens `early` avoided"
+    "What Fig. 4 shows of one question: the common first chunk, where each retrieved, the wrong tokens `early` avoided"
     a, b = first_trigger_event(early), first_trigger_event(late)
     toks, cut = late['chunks'][0]['tokens'], a['truncate'] if a is not None and a['chunk'] == 0 else None
     if cut is not None and early['chunks'][0]['tokens']['id'][:cut] != toks['id'][:cut]:
@@ -376,7 +376,7 @@ def case_figure(views:list, # `case_view` outputs
                 titles:list, # a title per view
                 width:float=12., # inches
                ):
-    "Fig. 4: each case's shared text, ETC's retrieval in green, DRAGIN's in blue, the wrong tokens in red"
+    "Fig. 4: each case's common text, ETC's retrieval in green, DRAGIN's in blue, the wrong tokens in red"
     lines = [4 + sum(map(len, v['pieces'])) // int(width * 11) for v in views]      # text lines per case, roughly
     fig, axs = plt.subplots(len(views), 1, figsize=(width, 0.2 * sum(lines) + 0.35 * len(views)), squeeze=False,
                             gridspec_kw=dict(height_ratios=lines))

@@ -28,7 +28,7 @@ from fastcore.basics import patch
 
 # %% ../nbs/13_batch.ipynb #7c2352d5
 class SlotLayer(GrowingLayer):
-    "A `GrowingLayer` of one slot: the pool's shared prefix, then the slot's own positions"
+    "A `GrowingLayer` of one slot: the pool's common prefix, then the slot's own positions"
     def __init__(self, pool:'SlotPool', layer:int, slot:int):
         super().__init__(); self.pool, self.layer, self.slot = pool, layer, slot
         self.is_initialized, self.n = True, pool.n_prefix; self._point()      # a slot holds the prefix from the start
@@ -56,7 +56,7 @@ def _point(self:SlotLayer):
 def update(self:SlotLayer, key_states, value_states, *args, **kwargs):
     "Write new keys/values into the slot's own positions; return the whole sequence's"
     n, m, P = self.n, key_states.shape[-2], self.pool.n_prefix
-    if n < P: raise ValueError(f"a slot cropped into the shared prefix ({n} < {P} positions) cannot be written")
+    if n < P: raise ValueError(f"a slot cropped into the common prefix ({n} < {P} positions) cannot be written")
     self.pool.forget([self.slot])                               # a guess read the keys this rewrites
     self.pool.reserve(n + m)                                    # (may grow the pool: `_k`, `_v` re-pointed)
     self._k[..., n-P:n-P+m, :], self._v[..., n-P:n-P+m, :] = key_states, value_states
@@ -91,7 +91,7 @@ class SlotPool:
         self.prefix, self.slots, self.n_prefix = prefix, slots, P
         self.capacity = capacity or P + 1024
         if self.capacity <= P + 1: raise ValueError(f"capacity {self.capacity} leaves no position after the prefix")
-        self.prefix_k, self.prefix_v = [l.keys for l in layers], [l.values for l in layers]   # shared, never written
+        self.prefix_k, self.prefix_v = [l.keys for l in layers], [l.values for l in layers]   # common to every slot, never written
         self.k = [self._buffer(l.keys, self.capacity) for l in layers]
         self.v = [self._buffer(l.values, self.capacity) for l in layers]
         self.caches = [self._cache(s) for s in range(slots)]
@@ -144,7 +144,7 @@ def forget(self:SlotPool, slots:list):
 # %% ../nbs/13_batch.ipynb #89b7dec8
 @patch(as_prop=True)
 def nbytes(self:SlotPool)->int:
-    "Bytes of keys and values the pool holds: the shared prefix once, every slot's own positions"
+    "Bytes of keys and values the pool holds: the common prefix once, every slot's own positions"
     return sum(t.numel() * t.element_size() for t in self.prefix_k + self.prefix_v + self.k + self.v)
 
 @patch
@@ -268,22 +268,22 @@ class _Step(threading.local): pos, rows, last, prefix, layer = None, None, None,
 _STEP = _Step()
 _BATCH_IMPL = 'etc_nb_batch'
 
-def _shared_matmul(x:torch.Tensor, # (b, kv, g, n): b rows, g query heads per KV head
+def _prefix_matmul(x:torch.Tensor, # (b, kv, g, n): b rows, g query heads per KV head
                    m:torch.Tensor, # (kv, n, e): the same for every row
                   )->torch.Tensor: # (b, kv, g, e)
-    "x @ m with m shared by all rows: one product per KV head, so m is read once for the whole batch"
+    "x @ m with m common to all rows: one product per KV head, so m is read once for the whole batch"
     b, kv, g, n = x.shape
     return (x.transpose(0, 1).reshape(kv, b * g, n) @ m).view(kv, b, g, -1).transpose(0, 1)
 
 # %% ../nbs/13_batch.ipynb #1ee9ca1e
 def _batch_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, softcap=None,
                      sliding_window=None, **kwargs):
-    "Per-row causal attention of T queries at their positions: the shared prefix, read once, then each row's own"
+    "Per-row causal attention of T queries at their positions: the common prefix, read once, then each row's own"
     pk, pv = (t[_STEP.layer][0] for t in _STEP.prefix)            # (kv, P, d): the prefix of the layer being updated
     b, H, T, d = query.shape; kv, P = key.shape[1], pk.shape[-2]; L = P + key.shape[2]; g = H // kv
     q = query.reshape(b, kv, g * T, d)                                # query heads grouped by their KV head
     if module is _STEP.last: q, pk, key = q.float(), pk.float(), key.float()   # the signals' layer: fp32 products
-    s = torch.cat([_shared_matmul(q, pk.transpose(-1, -2)),                           # the prefix, for every row
+    s = torch.cat([_prefix_matmul(q, pk.transpose(-1, -2)),                           # the prefix, for every row
                    torch.matmul(q, key.transpose(-1, -2))], -1).float()              # each row's own positions
     s = s * (scaling if scaling is not None else d ** -0.5)
     if softcap is not None: s = torch.tanh(s / softcap) * softcap
@@ -294,7 +294,7 @@ def _batch_attention(module, query, key, value, attention_mask, scaling=None, dr
     if module is _STEP.last: _STEP.rows = p.view(b, H, T, L)         # the last layer's probabilities are kept
     # in bf16 the two partial products are each rounded before the sum: one rounding more than one product, no copy
     p = p.to(value.dtype).view(b, kv, g * T, L)
-    out = _shared_matmul(p[..., :P], pv) + torch.matmul(p[..., P:], value)
+    out = _prefix_matmul(p[..., :P], pv) + torch.matmul(p[..., P:], value)
     return out.reshape(b, H, T, d).transpose(1, 2).contiguous(), None
 
 # %% ../nbs/13_batch.ipynb #56fd92e1
@@ -493,7 +493,7 @@ class CudaGraphStep:
 # %% ../nbs/13_batch.ipynb #ff198dcd
 @patch
 def _capture(self:CudaGraphStep):
-    "Warm the step up on a side stream, then capture it in the pool's shared graph memory"
+    "Warm the step up on a side stream, then capture it in the pool's common graph memory"
     pool, eng, L, dev = self.pool, self.eng, self.L, self.ids.device
     if pool.graph_memory is None: pool.graph_memory = torch.cuda.graph_pool_handle()
     side = torch.cuda.Stream(dev); side.wait_stream(torch.cuda.current_stream(dev))
@@ -579,7 +579,7 @@ def prefill_step(pool:SlotPool, # the pool the sessions' caches live in
     pool.forget([s.slot for s in sessions])
     feeds = [s.ids[s.n_cached:] for s in sessions]; T = max(map(len, feeds))
     for s in sessions:
-        if s.n_cached < P: raise ValueError(f"slot {s.slot}: cropped into the shared prefix ({s.n_cached} < {P})")
+        if s.n_cached < P: raise ValueError(f"slot {s.slot}: cropped into the common prefix ({s.n_cached} < {P})")
     L = max(len(s.ids) for s in sessions)
     pool.reserve(L)
     ids, pos, dest = _left_padded(sessions, feeds, T, pool.capacity - 1)
@@ -770,7 +770,7 @@ class _BatchLoop(Loop):
         return self.base.trigger(m).clone()
 
 # %% ../nbs/13_batch.ipynb #51015435
-def batch_loop(loop:Loop, # a sequential loop (its model, prefix, prompt and retrievers are shared)
+def batch_loop(loop:Loop, # a sequential loop (its model, prefix, prompt and retrievers are reused)
                slots:int=8, # questions in flight
               )->Loop:
     "The loop's batched twin (one per loop and slot count)"

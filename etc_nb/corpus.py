@@ -252,7 +252,7 @@ def read_paragraphs_json(path:str|Path, # JSON list of {"title", "text"} (e.g. H
 # %% ../nbs/09_corpus.ipynb #52db3454
 def split_words(text:str, # any text
                 words:int=100, # block length in whitespace-separated words
-                overlap:int=0, # words shared by consecutive blocks (stride = words - overlap)
+                overlap:int=0, # words common to consecutive blocks (stride = words - overlap)
                )->list[str]:
     "DPR's split: consecutive blocks of `words` words, the last one shorter"
     if words < 1 or not 0 <= overlap < words:
@@ -279,7 +279,7 @@ def _articles(paragraphs, merge):
 # %% ../nbs/09_corpus.ipynb #4a9ad105
 def from_paragraphs(paragraphs:Iterable[tuple[str, str]], # (title, text) pairs, e.g. `dataset_paragraphs(name)`
                     words:int|None=100, # passage length in words; None keeps every paragraph whole
-                    overlap:int=0, # words shared by consecutive passages of an article
+                    overlap:int=0, # words common to consecutive passages of an article
                     merge:bool=True, # join consecutive paragraphs with the same title into one article first (DPR)
                     dedupe:bool=True, # drop exact repeats of a (title, text) pair
                     prefix:str='', # prepended to every id, to keep ids unique when corpora are combined

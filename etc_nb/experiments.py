@@ -391,9 +391,10 @@ REFERENCE_METHODS = ('wo_rag', 'single_rag') # answered on the validation slices
 def tuning_jobs(rows=None, # row names (default: every row that can run here); rows without a validation slice: none
                 prompt_format:str='raw', # 'raw' or 'chat'
                 open_domain:bool=False, # the jobs retrieve from an open corpus (a row needs no closed-corpus file)
+                here:bool=True, # only rows this machine's data can run; False: `rows` as given (listing, reading results)
                )->list: # per row with a validation slice: the references, then every grid value
     "The threshold sweeps of the tuning experiment"
-    rows = [r for r in runnable_rows(rows, None, open_domain) if ROWS[r].validation]
+    rows = [r for r in (runnable_rows(rows, None, open_domain) if here else rows) if ROWS[r].validation]
     return [j for r in rows for j in [job(r, m, 'validation', prompt_format) for m in REFERENCE_METHODS] +
             [job(r, m, 'validation', prompt_format, **{k: v})
              for m, (k, _) in GRIDS.items() if m in ROWS[r].tuned for v in ROWS[r].grid(m)]]
@@ -511,7 +512,7 @@ def experiment_jobs(experiment:str, # one of `EXPERIMENTS`
     if experiment == 'backbone':
         return [job('2wikimultihopqa', m, 'backbone', f) for f in prompt_formats for m in ('wo_rag', 'single_rag')]
     f = prompt_formats[0]
-    if experiment == 'tuning': return tuning_jobs(rows, f, corpus is not None)
+    if experiment == 'tuning': return tuning_jobs(rows, f, corpus is not None, here)
     table = 'biomedical' if experiment == 'biomedical' else 'general'
     if bad := [r for r in rows or [] if ROWS[r].table != table]:
         raise UsageError(f"row(s) {bad} are not in the {experiment} experiment's table")

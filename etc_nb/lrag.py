@@ -34,7 +34,7 @@ from .triggers import EntropyGate
 # %% ../nbs/23_lrag.ipynb #c04d0435
 def token_windows(n:int, # tokens in the text
                   size:int=100, # tokens per window
-                  overlap:int=20, # tokens shared by consecutive windows (stride = size - overlap)
+                  overlap:int=20, # tokens common to consecutive windows (stride = size - overlap)
                  )->list[tuple[int, int]]: # [start, end) token windows
     "Windows of `size` tokens every `size - overlap` tokens, the last one shorter (the rule of `split_words`)"
     if size < 1 or not 0 <= overlap < size:
@@ -54,7 +54,7 @@ def snap_to_words(windows:list, # [start, end) token windows
 def chunk_spans(text:str, # a paragraph
                 tokenizer=None, # a fast tokenizer; default all-MiniLM-L6-v2's
                 size:int=100, # tokens per chunk (before widening to whole words)
-                overlap:int=20, # tokens shared by consecutive chunks
+                overlap:int=20, # tokens common to consecutive chunks
                )->list[tuple[int, int]]: # [start, end) character spans in `text`
     "Character spans of L-RAG's chunks of `text`: token windows widened to whole words"
     tok = tokenizer or load_minilm().tokenizer
@@ -70,7 +70,7 @@ CHUNK_UNITS = ('minilm', 'words')
 def chunk_texts(text:str, # a paragraph
                 unit:str='minilm', # 'minilm' (all-MiniLM-L6-v2 WordPiece tokens) or 'words'
                 size:int=100, # units per chunk
-                overlap:int=20, # units shared by consecutive chunks
+                overlap:int=20, # units common to consecutive chunks
                 tokenizer=None, # for unit 'minilm' (default: the embedding model's)
                )->list[str]:
     "L-RAG's overlapping chunks of one paragraph"
@@ -92,7 +92,7 @@ def paragraph_ids(paragraphs, # (title, text) pairs in corpus order
 def lrag_corpus(paragraphs, # (title, text) pairs, e.g. `dataset_paragraphs('squad2')`
                 unit:str='minilm', # chunk unit, see `chunk_texts`
                 size:int=100, # units per chunk
-                overlap:int=20, # units shared by consecutive chunks
+                overlap:int=20, # units common to consecutive chunks
                 name:str='squad2-lrag-chunks', # corpus name
                )->Corpus:
     "L-RAG's detailed store: every paragraph split into overlapping chunks, ids `title#p<j>.c<i>`"

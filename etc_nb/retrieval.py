@@ -139,7 +139,7 @@ def _count_matrix(d:np.ndarray, t:np.ndarray, n_rows:int, n_cols:int)->sp.csr_ma
 
 # %% ../nbs/10_retrieval.ipynb #6a245d20
 def _counts(corpus:Corpus, analyzer:EnglishAnalyzer, chunk:int=20_000)->tuple[dict, list]:
-    "Shared vocabulary and, per field (title, text), the passage x term count matrix"
+    "One vocabulary and, per field (title, text), the passage x term count matrix"
     vocab = {}; ids = _TermIds(analyzer, vocab); parts = ([], [])
     for start, stop, fields in _chunk_terms(corpus, ids, chunk):
         for part, (d, t) in zip(parts, fields): part.append(_count_matrix(d, t, stop - start, len(vocab)))

@@ -51,7 +51,7 @@ def method_configs(dataset:str, # dataset name (thresholds, top-n)
                    methods:list, # method names
                    **overrides, # applied to each method that takes them
                   )->dict: # name -> MethodConfig
-    "Resolve several methods with shared overrides (nothing is loaded)"
+    "Resolve several methods with the same overrides (nothing is loaded)"
     if bad := [m for m in methods if m not in METHODS]:
         raise UsageError(f"unknown method(s) {bad}; use {', '.join(METHODS)}")
     check_args(**overrides)

@@ -154,7 +154,7 @@ def stopword_content(text:str, # the word's text (may carry leading whitespace)
 class PosContent:
     "Content word by spaCy POS (NOUN/ADJ/VERB/PROPN/NUM, the released code), tagged with left context only"
     def __init__(self, tags:set=CONTENT_POS, # POS tags that make a content word
-                 nlp=None): # a spaCy pipeline (default: the shared `load_nlp()`)
+                 nlp=None): # a spaCy pipeline (default: the process's `load_nlp()`)
         self.tags, self.nlp = set(tags), nlp or load_nlp()
         self.off = [p for p in self.nlp.pipe_names if p not in ('tok2vec', 'tagger', 'attribute_ruler')]
     def __call__(self, text:str, left:str='')->bool:
