@@ -244,6 +244,8 @@ class BM25Index(Retriever):
         if backend not in ('sparse', 'rank_bm25'):
             raise ValueError(f"unknown backend {backend!r}: use 'sparse' or 'rank_bm25'")
         if not len(corpus): raise ValueError("cannot index an empty corpus")
+        if not 0 <= tie_breaker <= 1:   # outside [0, 1] best_fields is no max-plus-share and the pruning bounds fail
+            raise ValueError(f"tie_breaker must be in [0, 1] (0: the max, 1: the sum of the fields), got {tie_breaker}")
         self.corpus, self.backend, self.k1, self.b, self.tie_breaker = corpus, backend, k1, b, tie_breaker
         self.lucene_norms, self.analyzer = lucene_norms, analyzer
 

@@ -19,7 +19,10 @@ want="torch==$TORCH transformers==$TRANSFORMERS"
 if [ "$(cat "$PINS/.pins" 2>/dev/null)" != "$want" ]; then
   echo "== building $PINS ($want)"
   rm -rf "$PINS"; python3 -m venv "$PINS"
-  "$PY" -m pip --disable-pip-version-check -q install "torch==$TORCH" "transformers==$TRANSFORMERS" 2>&1 | grep -v "is ignored" || true
+  # pip's exit status, not grep's: a failed install stops here, before .pins is written (grep -v alone exits 1 on no output)
+  rc=0; "$PY" -m pip --disable-pip-version-check -q install "torch==$TORCH" "transformers==$TRANSFORMERS" > "$PINS/pip.log" 2>&1 || rc=$?
+  grep -v "is ignored" "$PINS/pip.log" || true
+  if [ "$rc" != 0 ]; then echo "== GPU pins: pip install of $want failed (exit $rc); $PINS/.pins not written" >&2; exit 1; fi
   site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
   "$MAIN/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$site/zz_project_venv.pth"
   echo "$want" > "$PINS/.pins"
