@@ -36,10 +36,10 @@ def _release(fn):
 SECONDS = Path(__file__).with_name('notebook_seconds.tsv')   # each notebook's time in the last measured run
 
 def longest_first(files, **kw)->list:
-    "`files` by their last measured time, longest first (new notebooks first): two workers then finish together"
+    "`files` by their last measured time, longest first (one not listed counts a minute): two workers finish together"
     if kw: return builtins.sorted(files, **kw)   # nbdev's other `sorted` call (its timing table)
     known = dict(l.split('\t') for l in SECONDS.read_text().splitlines() if l) if SECONDS.exists() else {}
-    return builtins.sorted(files, key=lambda f: (-float(known.get(Path(f).name, 1e9)), str(f)))
+    return builtins.sorted(files, key=lambda f: (-float(known.get(Path(f).name, 60)), str(f)))
 
 if __name__ == '__main__':
     test_nb.__module__ = 'nbdev.test'; nbdev.test.test_nb = test_nb
