@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: install, check that notebooks are clean and exported, run nbdev_test, end with "N passed, N failed".
 # FLAGS="slow" forces flagged cells (tst_flags in settings.ini); NBS limits the run to some notebooks (a path or glob).
-# Beside it every benchmark runs in its quick mode (`--quick`: seconds, tiny sizes; any exception fails it), then the
+# Then every benchmark runs in its quick mode (`--quick`: seconds, tiny sizes; any exception fails it), then the
 # GPU image's pins; each counts as one more passed or failed; BENCH=0 (or NBS) skips them. A check that needs a benchmark
 # file that is not here is a counted skip ("K skipped (no benchmark data: ...)"); SAVE_TIMES=1 keeps the notebooks' times.
 set -euo pipefail
@@ -26,8 +26,8 @@ nbdev_export
 if [ -n "$(git status --porcelain -- etc_nb)" ]; then git status --short -- etc_nb; git diff -- etc_nb | head -50; echo "library out of sync: run nbdev_export"; echo "0 passed, 1 failed"; exit 1; fi
 
 # The benchmarks' quick modes, then the GPU image's pins (torch 2.11.0, transformers 5.17.0: rehearsal + device-strict),
-# one after another in a third process beside nbdev_test's two workers: they fill the cores the notebooks leave idle
-# (a worker waiting on a subprocess, the last notebook alone) instead of running after them on one core.
+# one after another once nbdev_test is done. (Run beside nbdev_test's two workers, gpu_rehearsal.py --quick went from
+# 235 s to past its 600 s limit on a machine loaded by a second test run: not worth a timing hazard.)
 tail_checks() {
   for b in benchmarks/*.py; do
     [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
@@ -39,7 +39,6 @@ tail_checks() {
   if bash tools/test_gpu_pins.sh; then echo "tools/test_gpu_pins.sh: ok in $((SECONDS - t0))s"
   else echo "tools/test_gpu_pins.sh: FAILED after $((SECONDS - t0))s"; fi
 }
-if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then tail_log=$(mktemp); tail_checks > "$tail_log" 2>&1 & tail_pid=$!; fi
 
 echo "== nbdev_test"
 log=$(mktemp)
@@ -61,10 +60,9 @@ if [ -n "$crashed" ]; then echo "== a test process died of a fatal signal (its P
 [ "$rc" != 0 ] && [ "$failed" = 0 ] && failed=1   # timeout or crash: never report a clean run
 [ "$rc" = 124 ] && echo "nbdev_test timed out after ${TEST_TIMEOUT:-4800}s"
 
-if [ -n "${tail_pid:-}" ]; then
-  wait "$tail_pid" || true
-  echo "== beside nbdev_test: benchmarks --quick (the full runs are manual: benchmarks/README.md) and the GPU image's pins"
-  cat "$tail_log"
+if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then
+  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md), then the GPU image's pins"
+  tail_log=$(mktemp); tail_checks 2>&1 | tee "$tail_log"
   tail_ok=$(grep -v '(GPU pins)' "$tail_log" | grep -c ': ok in [0-9]*s$' || true)      # (the pins script's own lines: one check)
   tail_bad=$(grep -v '(GPU pins)' "$tail_log" | grep -c ': FAILED after [0-9]*s$' || true)
   passed=$((passed + tail_ok)); failed=$((failed + tail_bad)); [ "$tail_bad" != 0 ] && [ "$rc" = 0 ] && rc=1
