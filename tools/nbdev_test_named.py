@@ -5,7 +5,8 @@ Python stack of each of its threads; its main thread's stack then holds a line `
 tools/test.sh reports as the notebook whose worker died. `ETC_NB_NOTEBOOK` names the notebook a worker runs, so a counted
 skip (`etc_nb.core.needs_benchmark`) says where it happened. After each notebook the worker frees what it can and prints
 its resident memory, so a notebook that leaves gigabytes behind shows up in the log. Notebooks start longest first
-(`notebook_seconds.tsv`, which `SAVE_TIMES=1 make test` rewrites), so no long one starts last. The workers are forked (Linux), so they run this `test_nb`; it
+(`notebook_seconds.tsv`, which `SAVE_TIMES=1 make test` rewrites), so no long one starts last. The workers are forked
+(Linux), so they run this `test_nb`; it
 is pickled by its place in `nbdev.test`, not in `__main__`, which a worker's IPython shell replaces after its first
 notebook (a reused worker would then fail to find it).
 """

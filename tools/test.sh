@@ -25,21 +25,6 @@ echo "== nbdev_export must be a no-op (library in sync with notebooks)"
 nbdev_export
 if [ -n "$(git status --porcelain -- etc_nb)" ]; then git status --short -- etc_nb; git diff -- etc_nb | head -50; echo "library out of sync: run nbdev_export"; echo "0 passed, 1 failed"; exit 1; fi
 
-# The benchmarks' quick modes, then the GPU image's pins (torch 2.11.0, transformers 5.17.0: rehearsal + device-strict),
-# one after another once nbdev_test is done. (Run beside nbdev_test's two workers, gpu_rehearsal.py --quick went from
-# 235 s to past its 600 s limit on a machine loaded by a second test run: not worth a timing hazard.)
-tail_checks() {
-  for b in benchmarks/*.py; do
-    [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
-    local t0=$SECONDS out; out=$(mktemp)
-    if timeout "${BENCH_TIMEOUT:-600}" python "$b" --quick > "$out" 2>&1; then echo "$b --quick: ok in $((SECONDS - t0))s"
-    else tail -30 "$out"; echo "$b --quick: FAILED after $((SECONDS - t0))s"; fi
-  done
-  local t0=$SECONDS
-  if bash tools/test_gpu_pins.sh; then echo "tools/test_gpu_pins.sh: ok in $((SECONDS - t0))s"
-  else echo "tools/test_gpu_pins.sh: FAILED after $((SECONDS - t0))s"; fi
-}
-
 echo "== nbdev_test"
 log=$(mktemp)
 # a check that needs a benchmark file that is not here is a counted skip: one line each in this tally (needs_benchmark in
@@ -61,11 +46,16 @@ if [ -n "$crashed" ]; then echo "== a test process died of a fatal signal (its P
 [ "$rc" = 124 ] && echo "nbdev_test timed out after ${TEST_TIMEOUT:-4800}s"
 
 if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then
-  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md), then the GPU image's pins"
-  tail_log=$(mktemp); tail_checks 2>&1 | tee "$tail_log"
-  tail_ok=$(grep -v '(GPU pins)' "$tail_log" | grep -c ': ok in [0-9]*s$' || true)      # (the pins script's own lines: one check)
-  tail_bad=$(grep -v '(GPU pins)' "$tail_log" | grep -c ': FAILED after [0-9]*s$' || true)
-  passed=$((passed + tail_ok)); failed=$((failed + tail_bad)); [ "$tail_bad" != 0 ] && [ "$rc" = 0 ] && rc=1
+  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md)"
+  for b in benchmarks/*.py; do
+    [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
+    t0=$SECONDS
+    if timeout "${BENCH_TIMEOUT:-600}" python "$b" --quick > "$log.bench" 2>&1; then passed=$((passed + 1)); echo "$b --quick: ok in $((SECONDS - t0))s"
+    else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; tail -30 "$log.bench"; echo "$b --quick: FAILED after $((SECONDS - t0))s"; fi
+  done
+fi
+if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then   # the GPU image's pins (torch 2.11.0, transformers 5.17.0): rehearsal + device-strict
+  if bash tools/test_gpu_pins.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; fi
 fi
 slowest=$(sed -n 's/^\(.*\.ipynb\): \([0-9]*\) secs$/\1 \2s/p' "$log" | head -5 | paste -sd, - | sed 's/,/, /g')
 [ -n "$slowest" ] && echo "== five slowest notebooks: $slowest"
