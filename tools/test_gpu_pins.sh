@@ -23,10 +23,12 @@ if [ "$(cat "$PINS/.pins" 2>/dev/null)" != "$want" ]; then
   rc=0; "$PY" -m pip --disable-pip-version-check -q install "torch==$TORCH" "transformers==$TRANSFORMERS" > "$PINS/pip.log" 2>&1 || rc=$?
   grep -v "is ignored" "$PINS/pip.log" || true
   if [ "$rc" != 0 ]; then echo "== GPU pins: pip install of $want failed (exit $rc); $PINS/.pins not written" >&2; exit 1; fi
-  site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-  "$MAIN/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$site/zz_project_venv.pth"
   echo "$want" > "$PINS/.pins"
 fi
+# behind the pinned packages, this clone's .venv: written on every run, since the environment outlives the clone that
+# built it (a .pth naming a deleted clone's .venv would leave etc_nb's other dependencies unimportable)
+site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+"$MAIN/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$site/zz_project_venv.pth"
 export PATH="$PINS/bin:$PATH" PYTHONPATH="$PWD" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
        PYTHONWARNINGS=ignore OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
 "$PY" -c "import torch, transformers as t; assert (torch.__version__.split('+')[0], t.__version__) == ('$TORCH', '$TRANSFORMERS'), (torch.__version__, t.__version__); print('== torch', torch.__version__, '| transformers', t.__version__)"
