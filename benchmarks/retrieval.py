@@ -26,8 +26,9 @@ harsh QFS-style set above and a realistic one (REALISTIC_HOW: the document-frequ
 sent_query strings); `pruned: {qps_realistic, qps_harsh, qps_2_threads_realistic, postings_scored_share}`,
 `top3_identical_pruned_vs_exhaustive` (ids, order and scores, bit for bit) and `top3_identical_pruned_vs_lucene` (ids
 and order) over every query of both sets; and, once per run, `closed_corpora`: the committed sent_query strings on the
-real closed corpora, pruned vs exhaustive. The results file is merged per size (rows of sizes not run, and keys an
-earlier run of a size measured that this one does not, are kept).
+real closed corpora, pruned vs exhaustive. The results file is merged per size: rows of sizes not run are kept, a size
+run again replaces its row (with --reuse keeping the earlier row's BUILD_KEYS, the builds being that run's), and every
+top-level key is this run's.
 
 Corpus: the offline Wikipedia paragraphs (2Wiki HippoRAG corpus, HotpotQA train100 corpus, SQuAD 2.0 dev+test
 paragraphs), split DPR-style into 100-word passages, then TOPPED UP WITH SYNTHETIC PASSAGES: 100-word word sequences
@@ -605,18 +606,33 @@ def scale(a):
     print(json.dumps(out['closed_corpora']), flush=True)
     for n in a.scale_sizes:
         row = scale_size(n, gen, work, queries, lucene, log, a.warm, a.keep or a.reuse, a.builds_together, a.reuse)
-        out = merged(json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}, out, row)
-        out |= scale_extrapolation(out['sizes'])
-        Path(a.out).write_text(json.dumps(out, indent=1) + '\n'); print(json.dumps(row), flush=True)
+        res = merged(json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}, out, row)
+        res |= scale_extrapolation(res['sizes'])
+        Path(a.out).write_text(json.dumps(res, indent=1) + '\n'); print(json.dumps(row), flush=True)
+
+BUILD_KEYS = dict(embedded=('build_s', 'peak_rss_gib', 'terms', 'postings'),   # what a --reuse run does not measure
+                  lucene=('build_s', 'peak_rss_gib', 'index_s', 'merge_s', 'version', 'java'))
 
 def merged(old:dict, new:dict, row:dict)->dict:
-    "The results file `old` updated with this run's settings `new` and its size `row`: other sizes kept, and the keys"
-    " of an earlier row of the same size that this run does not measure"
+    "This run's settings `new` and size `row`, with the other sizes' rows of the results file `old`; a row whose builds"
+    " were reused takes the earlier row's `BUILD_KEYS`, the only keys not this run's"
     rows = {r['passages']: r for r in old.get('sizes', [])}
-    earlier = rows.get(row['passages'], {})                # nested dicts merged one level down (a reused build's keys)
-    rows[row['passages']] = earlier | {k: earlier[k] | v if isinstance(v, dict) and isinstance(earlier.get(k), dict) else v
-                                       for k, v in row.items()}
-    return old | {k: v for k, v in new.items() if k != 'sizes'} | dict(sizes=[rows[n] for n in sorted(rows)])
+    earlier = rows.get(row['passages'], {})
+    if 'builds_reused' in row:
+        row = row | {s: {k: earlier[s][k] for k in keys if k in earlier.get(s, {})} | row[s]
+                     for s, keys in BUILD_KEYS.items() if s in row}
+    rows[row['passages']] = row
+    return new | dict(sizes=[rows[n] for n in sorted(rows)])
+
+def check_merged():
+    "`merged` drops the keys no run of the code wrote, keeps other sizes' rows and a reused build's keys"
+    old = dict(hand='typed in', k=3, sizes=[dict(passages=1, qps=1.0), dict(passages=2, hand=True, lucene=dict(
+        version='9', qps=0.5), embedded=dict(build_s=9.0, qps=1.0, hand=True))])
+    reused = dict(passages=2, builds_reused='yes', embedded=dict(qps=2.0))
+    assert merged(old, dict(k=4), reused) == dict(k=4, sizes=[old['sizes'][0], reused | dict(
+        embedded=dict(build_s=9.0, qps=2.0))]), merged(old, dict(k=4), reused)
+    fresh = dict(passages=2, embedded=dict(qps=3.0))
+    assert merged(old, {}, fresh) == dict(sizes=[old['sizes'][0], fresh]), merged(old, {}, fresh)
 
 REALISTIC_HOW = ('each query takes the profile of one of the {n} distinct sent_query strings of the committed traces '
                  '(data/results/; Wikipedia closed corpora: {corpora}), drawn at random: its distinct '
@@ -678,7 +694,7 @@ def main():
     if a.scale:
         a.work = a.work or tempfile.mkdtemp(dir=os.environ.get('BENCH_TMP'))
         return scale(a)
-    if a.quick: a.sizes, a.ref_size, a.ref_queries, a.agree_size, a.single = [300, 1000], 1000, 10, 300, 20
+    if a.quick: a.sizes, a.ref_size, a.ref_queries, a.agree_size, a.single = [300, 1000], 1000, 10, 300, 20; check_merged()
     t0 = time.perf_counter()
     real = from_paragraphs(real_paragraphs(a.quick), name='offline-wikipedia')
     qa = json.loads(find_data('2wikimultihopqa/hipporag_2wikimultihopqa_dev1000_questions.json').read_text())
