@@ -175,7 +175,7 @@ def graph_parity(device:str, B:int=4, new:int=24)->dict:
         eng.capacity = len(pre.ids) + 16                               # grows several times, graphs alive
         def job(case, n): return lambda: [(st.id, st.entropy) for st in eng.session(pre, text=case).generate(n)]
         sched = Scheduler(eng); res = dict(sched.run([job(c, n) for c, n in zip(cases, news)]))
-        out[key] = [res[i] for i in range(B)]; ahead[key] = round(sched.stats['decoded_ahead'] / sched.stats['decoded'], 3)
+        out[key] = [res[i] for i in range(B)]; ahead[key] = round(sched.stats['ahead_taken'] / sched.stats['decoded'], 3)
     same = lambda a, b: sum([x for x, _ in u] == [x for x, _ in v] for u, v in zip(a, b)) / B
     diff = lambda a, b: max(abs(x[1] - y[1]) for u, v in zip(a, b) for x, y in zip(u, v))
     return dict(sequences=B, new_tokens=news, same_tokens=same(out['graphs'], out['plain']),

@@ -431,7 +431,7 @@ def _one_pending_each(sessions:list):
 def _launch_rest(pool:SlotPool, eng, sessions:list, outs:dict):
     "Launch a step for the sessions the step ahead did not serve; their outputs go into `outs`"
     rest = [s for s in sessions if s.slot not in outs]
-    if eng.scheduler is not None: eng.scheduler.stats['decoded_ahead'] += len(outs)
+    if eng.scheduler is not None: eng.scheduler.stats['ahead_taken'] += len(outs)
     if not rest: return
     ids = torch.zeros(pool.slots, 1, dtype=torch.long)
     for s in rest: ids[s.slot, 0] = s.ids[s.n_cached]
@@ -467,7 +467,9 @@ def decode_step(pool:SlotPool, # the pool the sessions' caches live in
     for h in host.values(): h.read()
     _check_finite(eng, sessions, outs, host)
     for s in sessions: _land(s, outs[s.slot], host[id(outs[s.slot])])
-    if ahead is not None: pool.ahead = _ahead_of(ahead, sessions)
+    if ahead is None: return
+    pool.ahead = _ahead_of(ahead, sessions)
+    if eng.scheduler is not None: eng.scheduler.stats['ahead_started'] += len(sessions)   # a row each
 
 # %% ../nbs/13_batch.ipynb #5a2eba34
 def _land(s:SlotSession, out:StepOut, host:_OnHost):
@@ -602,8 +604,8 @@ class Scheduler:
     def __init__(self, engine:BatchEngine):
         self.engine, self.current, self.hub, self._abort = engine, None, None, False
         self.io = None            # the thread searches run in, beside the step's forward passes (made by `run`)
-        self.stats = dict(steps=0, decoded=0, decoded_ahead=0, prefills=0, prefill_batches=0, searches=0,
-                          search_batches=0, attends=0, decode_s=0., prefill_s=0., search_s=0.)
+        self.stats = dict(steps=0, decoded=0, ahead_started=0, ahead_taken=0, prefills=0, prefill_batches=0,
+                          searches=0, search_batches=0, attends=0, decode_s=0., prefill_s=0., search_s=0.)
         self.timeline = []        # per step: {slot: (what it did: 'decode' | 'prefill' | 'search', job index)}
 
 # %% ../nbs/13_batch.ipynb #fe5f2f37
