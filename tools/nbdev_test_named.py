@@ -40,11 +40,15 @@ def _forget_namespaces():
     "Empty the namespace of every IPython shell still alive: a finished notebook's shell outlives it, holding all its"
     " variables (05_engine's: 2.4 GB), until the worker ends"
     from IPython.core.interactiveshell import InteractiveShell
-    for shell in [o for o in gc.get_objects() if isinstance(o, InteractiveShell)]: shell.reset(new_session=False)
+    for shell in [o for o in gc.get_objects() if issubclass(type(o), InteractiveShell)]:   # (isinstance would ask a dead
+        shell.reset(new_session=False)                                                     # weakref.proxy: ReferenceError)
 
 def _release(fn):
     "After a notebook: free what it left (the worker runs others next) and say what the worker still holds"
-    before = _rss_gb(); _forget_namespaces(); _clear_caches(); gc.collect()
+    before = _rss_gb()
+    try: _forget_namespaces(); _clear_caches()
+    except Exception as e: print(f"- could not free what {os.path.basename(str(fn))} left: {e!r}", flush=True)  # best effort
+    gc.collect()
     try: ctypes.CDLL('libc.so.6').malloc_trim(0)   # give freed heap pages back to the system
     except OSError: pass
     print(f"- worker memory after {os.path.basename(str(fn))}: {before:.1f} GB, {_rss_gb():.1f} GB after freeing", flush=True)
