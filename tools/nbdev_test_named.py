@@ -4,13 +4,13 @@ A test worker that dies of a fatal signal prints, through `faulthandler` (`PYTHO
 Python stack of each of its threads; its main thread's stack then holds a line `File "notebook /…/NB.ipynb"`, which
 tools/test.sh reports as the notebook whose worker died. `ETC_NB_NOTEBOOK` names the notebook a worker runs, so a counted
 skip (`etc_nb.core.needs_benchmark`) says where it happened. After each notebook the worker frees what it can and prints
-its resident memory: a finished notebook's IPython shell outlives it, so its variables are dropped and etc_nb's caches
-emptied (a worker grew to 9 GB over a run without this). Notebooks start longest first (`notebook_seconds.tsv`, which
-`SAVE_TIMES=1 make test` rewrites), so no long one starts last. The workers are forked (Linux), so they run this
-`test_nb`; it is pickled by its place in `nbdev.test`, not in `__main__`, which a worker's IPython shell replaces after
-its first notebook (a reused worker would then fail to find it).
+its resident memory, so a notebook that leaves gigabytes behind shows up in the log. Notebooks start longest first
+(`notebook_seconds.tsv`, which `SAVE_TIMES=1 make test` rewrites), so no long one starts last. The workers are forked
+(Linux), so they run this `test_nb`; it
+is pickled by its place in `nbdev.test`, not in `__main__`, which a worker's IPython shell replaces after its first
+notebook (a reused worker would then fail to find it).
 """
-import builtins, ctypes, gc, os, sys
+import builtins, ctypes, gc, os
 from pathlib import Path
 import nbdev.test
 
@@ -27,28 +27,9 @@ def _rss_gb()->float:
     "This process's resident memory in GiB"
     return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS')) / 2**20
 
-def _clear_caches():
-    "Empty etc_nb's function caches: the models, loops, corpora and indexes a notebook built (rebuilt in a second when"
-    " the next one asks) but the JVM (`etc_nb.lucene.lucene`: one per process, it cannot start twice)"
-    for name, mod in list(sys.modules.items()):
-        if not name.startswith('etc_nb'): continue
-        for key, f in list(vars(mod).items()):
-            if callable(getattr(f, 'cache_clear', None)) and getattr(f, '__module__', None) == name and \
-               (name, key) != ('etc_nb.lucene', 'lucene'): f.cache_clear()
-
-def _forget_namespaces():
-    "Empty the namespace of every IPython shell still alive: a finished notebook's shell outlives it, holding all its"
-    " variables (05_engine's: 2.4 GB), until the worker ends"
-    from IPython.core.interactiveshell import InteractiveShell
-    for shell in [o for o in gc.get_objects() if issubclass(type(o), InteractiveShell)]:   # (isinstance would ask a dead
-        shell.reset(new_session=False)                                                     # weakref.proxy: ReferenceError)
-
 def _release(fn):
     "After a notebook: free what it left (the worker runs others next) and say what the worker still holds"
-    before = _rss_gb()
-    try: _forget_namespaces(); _clear_caches()
-    except Exception as e: print(f"- could not free what {os.path.basename(str(fn))} left: {e!r}", flush=True)  # best effort
-    gc.collect()
+    before = _rss_gb(); gc.collect()
     try: ctypes.CDLL('libc.so.6').malloc_trim(0)   # give freed heap pages back to the system
     except OSError: pass
     print(f"- worker memory after {os.path.basename(str(fn))}: {before:.1f} GB, {_rss_gb():.1f} GB after freeing", flush=True)
