@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The test command: install, check that notebooks are clean and exported, run nbdev_test, end with "N passed, N failed".
 # FLAGS="slow" forces flagged cells (tst_flags in settings.ini); NBS limits the run to some notebooks (a path or glob).
-# Then every benchmark runs in its quick mode (`--quick`: seconds, tiny sizes; any exception fails it) beside the GPU
-# image's pins (tools/test_gpu_pins.sh), two lanes as nbdev_test's two workers; each counts as one more passed or failed;
-# BENCH=0 (or NBS) skips them. A check that needs a benchmark file that is not here is a counted skip ("K skipped (no
-# benchmark data: ...)"); SAVE_TIMES=1 keeps the notebooks' times.
+# Then every benchmark runs in its quick mode (`--quick`: seconds, tiny sizes; any exception fails it), then the
+# GPU image's pins; each counts as one more passed or failed; BENCH=0 (or NBS) skips them. A check that needs a benchmark
+# file that is not here is a counted skip ("K skipped (no benchmark data: ...)"); SAVE_TIMES=1 keeps the notebooks' times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install.sh --browser   # with headless Chromium for nbs/90_interface.ipynb
@@ -47,26 +46,16 @@ if [ -n "$crashed" ]; then echo "== a test process died of a fatal signal (its P
 [ "$rc" = 124 ] && echo "nbdev_test timed out after ${TEST_TIMEOUT:-4800}s"
 
 if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then
-  # two lanes on the two cores, as nbdev_test's two workers were: the GPU image's pins (a venv build, mostly download,
-  # then the rehearsal and device-strict notebook under torch 2.11.0 / transformers 5.17.0) beside the quick modes
-  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md) beside the GPU image's pins"
-  quick=$(mktemp -d)
-  quick_check() { # n, name, command...: its result into $quick/n.ok or $quick/n.failed (its last 30 lines and a verdict)
-    local n=$1 name=$2; shift 2; local t0=$SECONDS
-    if "$@" > "$quick/$n.out" 2>&1; then echo "$name: ok in $((SECONDS - t0))s" > "$quick/$n.ok"
-    else { tail -30 "$quick/$n.out"; echo "$name: FAILED after $((SECONDS - t0))s"; } > "$quick/$n.failed"; fi
-  }
-  quick_check 00 tools/test_gpu_pins.sh bash tools/test_gpu_pins.sh &
-  # the longest first; engine_prompts.py is a data module, not a benchmark
-  (i=0; for b in benchmarks/gpu_rehearsal.py $(ls benchmarks/*.py | grep -v -e gpu_rehearsal -e engine_prompts); do
-     i=$((i + 1)); quick_check "$(printf %02d $i)" "$b --quick" timeout "${BENCH_TIMEOUT:-900}" python "$b" --quick
-   done) &
-  wait
-  grep "^== " "$quick"/00.out || true                               # the pins' own summary lines (versions, build)
-  for f in $(ls "$quick" | grep -E '\.(ok|failed)$' | sort); do cat "$quick/$f"; done
-  passed=$((passed + $(ls "$quick" | grep -c '\.ok$' || true)))
-  nfailed=$(ls "$quick" | grep -c '\.failed$' || true); failed=$((failed + nfailed))
-  if [ "$nfailed" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
+  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md)"
+  for b in benchmarks/*.py; do
+    [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
+    t0=$SECONDS
+    if timeout "${BENCH_TIMEOUT:-600}" python "$b" --quick > "$log.bench" 2>&1; then passed=$((passed + 1)); echo "$b --quick: ok in $((SECONDS - t0))s"
+    else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; tail -30 "$log.bench"; echo "$b --quick: FAILED after $((SECONDS - t0))s"; fi
+  done
+fi
+if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then   # the GPU image's pins (torch 2.11.0, transformers 5.17.0): rehearsal + device-strict
+  if bash tools/test_gpu_pins.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; fi
 fi
 slowest=$(sed -n 's/^\(.*\.ipynb\): \([0-9]*\) secs$/\1 \2s/p' "$log" | head -5 | paste -sd, - | sed 's/,/, /g')
 [ -n "$slowest" ] && echo "== five slowest notebooks: $slowest"
