@@ -1,14 +1,18 @@
 #!/usr/bin/env python
-"""Whole questions through the released codes' `inference`, run as oracles, against `etc_release` / `dragin_official`.
+"""Whole questions through the released codes' `inference`, run as oracles: the release's side of `12b_release_parity`.
 
 The released files are read from a fetched git snapshot (`git show COMMIT:PATH`) into a temporary folder and imported
 from there in a process of their own; none of their code enters the project. Each oracle answers the same 2Wiki
-questions as `etc_nb`'s loop (the bundled model, the project's demos and BM25 index), and `compare` writes one CSV row
-per question: final texts, every retrieval's query and passages, the answer, and the chunk cases met (EOS, budget).
+questions as `etc_nb`'s loop (the bundled model, the project's demos and BM25 index), and `compare` writes the release's
+side, one CSV row per question: the final text and its answer, every retrieval's query and the passages the stub answered
+it with, and the chunk cases met (EOS, budget). `12b_release_parity` answers the same questions with the loop and compares
+every part with that table; `ours` writes the loop's side in the oracle's format, and `compare --ours` prints the
+questions where it differs.
 
   python tools/release_oracle.py release --code etc --git /work/.mirror/pkuserc+ETC/repo --n 20 --out /tmp/etc.jsonl
-  python tools/release_oracle.py ours --method etc_release --n 20 --out /tmp/ours_etc.jsonl
-  python tools/release_oracle.py compare /tmp/etc.jsonl /tmp/ours_etc.jsonl --out data/release_parity/etc_release.csv
+  python tools/release_oracle.py compare /tmp/etc.jsonl --out data/release_parity/etc_release.csv
+  python tools/release_oracle.py ours --method etc_release --n 20 --out /tmp/ours_etc.jsonl   # optional
+  python tools/release_oracle.py compare /tmp/etc.jsonl --ours /tmp/ours_etc.jsonl --out data/release_parity/etc_release.csv
 
 Patches applied to the released code (each only to make it run here, its math untouched) are listed in `PATCHES`.
 """
@@ -185,28 +189,32 @@ def run_ours(method:str, n:int, start:int, out:str):
                                                 for e in tr['retrievals']]))+'\n'); f.flush()
             print(q.id, len(tr['retrievals']), repr(tr['generated'].strip()[:80]), file=sys.stderr)
 
-def compare(release:str, ours:str, out:str, budget:int=64):
-    "One CSV row per question: what both sides did, and whether each part is equal"
+def compare(release:str, out:str, ours:str|None=None, budget:int=64):
+    "Write the release's side, one CSV row per question; with `ours`, print each question's parts that differ from it"
     import pandas as pd
     from etc_nb.evaluation import extract_answer
-    rel = {d['qid']: d for d in map(json.loads, open(release))}
     rows = []
-    for o in map(json.loads, open(ours)):
-        if (r := rel.get(o['qid'])) is None: continue           # the oracle has not answered it (yet)
-        rq, oq = [x['query'] for x in r['retrievals']], [x['query'] for x in o['retrievals']]
-        rp, op = [x['passages'] for x in r['retrievals']], [x['passages'] for x in o['retrievals']]
-        rows.append(dict(qid=o['qid'], retrievals_release=len(rq), retrievals_ours=len(oq),
-                         queries_equal=rq == oq, passages_equal=rp == op, text_equal=r['text'] == o['text'],
-                         answer_release=extract_answer(r['text'], DATASET), answer_ours=extract_answer(o['text'], DATASET),
-                         eos_chunk=any(c['eos'] for c in r['calls']),
-                         budget_chunk=_budget_cut(r['calls'], budget), blank_query=any(not q.strip() for q in rq),
-                         text_release=r['text'], text_ours=o['text'],
-                         queries_release=json.dumps(rq), queries_ours=json.dumps(oq)))
-    df = pd.DataFrame(rows); df.insert(df.columns.get_loc('answer_ours') + 1, 'answer_equal',
-                                       df.answer_release == df.answer_ours)
+    for r in map(json.loads, open(release)):
+        rq, rp = [x['query'] for x in r['retrievals']], [x['passages'] for x in r['retrievals']]
+        rows.append(dict(qid=r['qid'], retrievals_release=len(rq), answer_release=extract_answer(r['text'], DATASET),
+                         eos_chunk=any(c['eos'] for c in r['calls']), budget_chunk=_budget_cut(r['calls'], budget),
+                         blank_query=any(not q.strip() for q in rq), text_release=r['text'],
+                         queries_release=json.dumps(rq), passages_release=json.dumps(rp)))   # the stub's top-k per query
+    df = pd.DataFrame(rows)
     Path(out).parent.mkdir(parents=True, exist_ok=True); df.to_csv(out, index=False)
-    print(df[['qid', 'retrievals_release', 'retrievals_ours', 'queries_equal', 'passages_equal', 'text_equal',
-              'answer_equal', 'eos_chunk', 'budget_chunk', 'blank_query']].to_string())
+    print(df[['qid', 'retrievals_release', 'answer_release', 'eos_chunk', 'budget_chunk', 'blank_query']].to_string())
+    if ours: _print_differences(df.set_index('qid'), ours)
+
+def _print_differences(rel, ours:str):
+    "Each question of a run of `ours` whose text, queries or passages differ from the release's"
+    for o in map(json.loads, open(ours)):
+        if o['qid'] not in rel.index: continue                     # the oracle has not answered it (yet)
+        r = rel.loc[o['qid']]
+        differ = [k for k, a, b in (('text', r.text_release, o['text']),
+                                    ('queries', json.loads(r.queries_release), [x['query'] for x in o['retrievals']]),
+                                    ('passages', json.loads(r.passages_release), [x['passages'] for x in o['retrievals']]))
+                  if a != b]
+        print(o['qid'], 'differs in ' + ', '.join(differ) if differ else 'equal')
 
 def _budget_cut(calls:list, budget:int)->bool:
     "A chunk longer than the budget a per-question limit would have left it (the release gives each its full budget)"
@@ -224,10 +232,11 @@ def main(argv=None):
     for s in (a, b):
         s.add_argument('--n', type=int, default=20); s.add_argument('--start', type=int, default=0)
         s.add_argument('--out', required=True)
-    c = sub.add_parser('compare'); c.add_argument('release'); c.add_argument('ours'); c.add_argument('--out', required=True)
+    c = sub.add_parser('compare'); c.add_argument('release'); c.add_argument('--out', required=True)
+    c.add_argument('--ours', help="a run of `ours` (JSON lines): print where it differs from the release")
     args = p.parse_args(argv)
     if args.cmd == 'release': run_release(args.code, args.git, args.n, args.start, args.out)
     elif args.cmd == 'ours': run_ours(args.method, args.n, args.start, args.out)
-    else: compare(args.release, args.ours, args.out)
+    else: compare(args.release, args.out, args.ours)
 
 if __name__ == '__main__': main()
