@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: install, check that notebooks are clean and exported, run nbdev_test, end with "N passed, N failed".
 # FLAGS="slow" forces flagged cells (tst_flags in settings.ini); NBS limits the run to some notebooks (a path or glob).
-# Then every benchmark runs in its quick mode (`--quick`: seconds, tiny sizes; any exception fails it), then the
+# Beside it, every benchmark runs in its quick mode (`--quick`: seconds, tiny sizes; any exception fails it), then the
 # GPU image's pins; each counts as one more passed or failed; BENCH=0 (or NBS) skips them. A check that needs a benchmark
 # file that is not here is a counted skip ("K skipped (no benchmark data: ...)"); SAVE_TIMES=1 keeps the notebooks' times.
 set -euo pipefail
@@ -25,8 +25,29 @@ echo "== nbdev_export must be a no-op (library in sync with notebooks)"
 nbdev_export
 if [ -n "$(git status --porcelain -- etc_nb)" ]; then git status --short -- etc_nb; git diff -- etc_nb | head -50; echo "library out of sync: run nbdev_export"; echo "0 passed, 1 failed"; exit 1; fi
 
-echo "== nbdev_test"
 log=$(mktemp)
+# the quick modes and the pins, one after another, beside nbdev_test's two workers: single-threaded, they fill the cycles
+# the workers leave (a notebook waiting on a subprocess, a cluster or a file) instead of running alone on one of two cores
+# after nbdev_test; their output and verdicts are written to $tail and shown, and counted, after nbdev_test
+tail=$(mktemp -d)
+tail_check() { # name, command...: "name: ok in Ns" or its last 30 lines and "name: FAILED after Ns" into $tail/verdicts
+  local name=$1; shift; local t0=$SECONDS
+  # (indented: only the verdict lines are counted) after a pass, a script's own summary lines (the pins' versions,
+  # checks and tally); after a failure, its last 30 lines
+  if "$@" > "$tail/out" 2>&1; then { echo "$name: ok in $((SECONDS - t0))s"; grep -E '^== |\(GPU pins\): ' "$tail/out" | sed 's/^/  /' || true; }
+  else { tail -30 "$tail/out" | sed 's/^/    /'; echo "$name: FAILED after $((SECONDS - t0))s"; }; fi >> "$tail/verdicts"
+}
+tail_checks() {
+  for b in benchmarks/*.py; do
+    [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
+    tail_check "$b --quick" timeout "${BENCH_TIMEOUT:-900}" python "$b" --quick
+  done
+  # the GPU image's pins (torch 2.11.0, transformers 5.17.0): rehearsal + device-strict
+  tail_check tools/test_gpu_pins.sh bash tools/test_gpu_pins.sh
+}
+if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then tail_checks & tail_pid=$!; fi
+
+echo "== nbdev_test"
 # a check that needs a benchmark file that is not here is a counted skip: one line each in this tally (needs_benchmark in
 # etc_nb.core); with ETC_NB_REQUIRE_DATA=1 (.ci/run, where the data is) the same miss fails its notebook instead
 export ETC_NB_SKIPS=$(mktemp)
@@ -45,17 +66,13 @@ if [ -n "$crashed" ]; then echo "== a test process died of a fatal signal (its P
 [ "$rc" != 0 ] && [ "$failed" = 0 ] && failed=1   # timeout or crash: never report a clean run
 [ "$rc" = 124 ] && echo "nbdev_test timed out after ${TEST_TIMEOUT:-4800}s"
 
-if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then
-  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md)"
-  for b in benchmarks/*.py; do
-    [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
-    t0=$SECONDS
-    if timeout "${BENCH_TIMEOUT:-600}" python "$b" --quick > "$log.bench" 2>&1; then passed=$((passed + 1)); echo "$b --quick: ok in $((SECONDS - t0))s"
-    else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; tail -30 "$log.bench"; echo "$b --quick: FAILED after $((SECONDS - t0))s"; fi
-  done
-fi
-if [ "${BENCH:-1}" != 0 ] && [ -z "${NBS:-}" ]; then   # the GPU image's pins (torch 2.11.0, transformers 5.17.0): rehearsal + device-strict
-  if bash tools/test_gpu_pins.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); [ "$rc" = 0 ] && rc=1; fi
+if [ -n "${tail_pid:-}" ]; then
+  echo "== benchmarks --quick (the full runs are manual: benchmarks/README.md), then the GPU image's pins"
+  wait "$tail_pid" || true
+  cat "$tail/verdicts"
+  passed=$((passed + $(grep -c '^[^ ].*: ok in [0-9]*s$' "$tail/verdicts" || true)))
+  nfailed=$(grep -c '^[^ ].*: FAILED after [0-9]*s$' "$tail/verdicts" || true); failed=$((failed + nfailed))
+  if [ "$nfailed" != 0 ] && [ "$rc" = 0 ]; then rc=1; fi
 fi
 slowest=$(sed -n 's/^\(.*\.ipynb\): \([0-9]*\) secs$/\1 \2s/p' "$log" | head -5 | paste -sd, - | sed 's/,/, /g')
 [ -n "$slowest" ] && echo "== five slowest notebooks: $slowest"
