@@ -7,6 +7,7 @@ dropped) and OUT_DIR/configs.json (every method resolved for every dataset with 
 experiments and tests read). Two versions agree when `diff -r` of their OUT_DIRs is empty. Fails if a method that
 retrieves answered every question without a retrieval (the comparison would not reach its query and rounds)."""
 import argparse, json, sys
+from collections.abc import Mapping
 from pathlib import Path
 
 def _dump(obj, path:Path): path.write_text(json.dumps(obj, indent=1, sort_keys=True, ensure_ascii=False) + '\n')
@@ -22,7 +23,8 @@ def config_tables()->dict:
     for k in ('GRIDS', 'MAIN_METHODS', 'ABLATION_METHODS', 'BIOMEDICAL_METHODS', 'REFERENCE_METHODS', 'TUNED_FROM',
               'SWEEP_TARGETS'):
         out[k] = getattr(experiments, k)
-    out['ROWS.tuned'] = {r: list(v.tuned) for r, v in experiments.ROWS.items()}
+    out['ROWS.tuned'] = {r: list(v.tuned_methods() if hasattr(v, 'tuned_methods') else v.tuned)
+                        for r, v in experiments.ROWS.items()}
     cfgs = {}
     for m in config.METHODS:
         for d in ('2wikimultihopqa', 'hotpotqa', 'strategyqa', 'iirc', 'bioasq', 'pubmedqa'):
@@ -30,7 +32,16 @@ def config_tables()->dict:
                 try: cfgs[f"{m}|{d}|{model}"] = config.method_config(m, d, model).to_dict()
                 except Exception as e: cfgs[f"{m}|{d}|{model}"] = f"{type(e).__name__}: {e}"
     out['method_config'] = cfgs
-    return json.loads(json.dumps(out, sort_keys=True, default=list))
+    out['order'] = {k: list(getattr(experiments, k)) for k in ('GRIDS', 'SWEEP_TARGETS', 'TUNED_FROM')}
+    rows = list(experiments.ROWS)
+    out['tuning_jobs'] = [[j.row, j.split, j.name] for j in experiments.tuning_jobs(rows, here=False)]
+    for e in ('backbone', 'main', 'ablation', 'alpha', 'biomedical'):
+        for model in ('qwen2.5-coder-0.5b-bf16', 'llama2-7b'):
+            t = 'biomedical' if e == 'biomedical' else 'general'
+            try: out[f'jobs|{e}|{model}'] = [[j.row, j.split, j.name] for j in experiments.experiment_jobs(
+                      e, model, [r for r, v in experiments.ROWS.items() if v.table == t], here=False)]
+            except Exception as ex: out[f'jobs|{e}|{model}'] = f"{type(ex).__name__}: {ex}"
+    return json.loads(json.dumps(out, sort_keys=True, default=lambda o: dict(o) if isinstance(o, Mapping) else list(o)))
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
