@@ -222,7 +222,8 @@ def resolve_threshold(method:str, trigger:str, model:str, dataset:str, default=N
                      f"pass {threshold_param(trigger)}=... (or add the model to data/configs/thresholds.json)")
 
 # %% ../nbs/11a_config.ipynb #6d8c691f
-TABLES = ('reference', 'main', 'ablation', 'biomedical', 'tuning') # the lists a method can appear in (`22_experiments`)
+TABLES = ('reference', 'main', 'ablation', 'biomedical', 'efficiency', 'timing_quality', 'tuning') # the lists a method
+# can appear in: the validation slices' references, ETC Tables 2, 4, 3, 5 and 6, the tuned methods (`22_experiments`)
 
 @dataclass(frozen=True)
 class Method:
