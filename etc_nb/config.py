@@ -7,10 +7,11 @@ __all__ = ['FORMULATIONS', 'ROUND_STYLES', 'QFS_RANKING_TOKENS', 'QFS_ROW', 'QFS
            'configs_dir', 'read_config', 'Names', 'Formulation', 'register_formulation', 'formulation', 'RoundStyle',
            'register_round_style', 'round_style', 'MethodConfig', 'top_n', 'threshold_param', 'resolve_threshold',
            'Method', 'register_method', 'registered_method', 'methods_in', 'MethodNames', 'MethodMap',
-           'method_definitions', 'method_table', 'trigger_params', 'method_config']
+           'method_definitions', 'method_table', 'trigger_params', 'method_config', 'import_plugin', 'load_method',
+           'plugins_of']
 
 # %% ../nbs/11a_config.ipynb #b4d7bfff
-import copy, inspect, json, re
+import copy, importlib.util, inspect, json, os, re, sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -353,6 +354,54 @@ def method_config(name:str, # one of `METHODS`
         raise UsageError(f"{name}: unknown override(s) {bad}; use MethodConfig fields, top_n, "
                          f"or {sorted(trigger_params(d['trigger']))}")
     return MethodConfig(name=name, trigger_cfg=tcfg, query_cfg=qcfg, sources=sources, **{**d, **over})
+
+# %% ../nbs/11a_config.ipynb #0f7e9003
+_PLUGINS = {} # method name -> the plugin that registered it: a module name, or a .py file's absolute path
+
+def _import_file(path:Path): # the module
+    "Import a .py file as a module named after its path, once per process"
+    stem, tag = re.sub(r'\W', '_', path.stem), hashlib.blake2b(str(path).encode(), digest_size=4).hexdigest()
+    key = f"etc_nb_plugin_{tag}_{stem}"
+    if key in sys.modules: return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path); mod = sys.modules[key] = importlib.util.module_from_spec(spec)
+    try: spec.loader.exec_module(mod)
+    except BaseException: del sys.modules[key]; raise
+    return mod
+
+# %% ../nbs/11a_config.ipynb #06d48063
+def import_plugin(source:str, # a module name (the current folder is searched too) or a path to a .py file
+                 )->str: # where it is: the module name, or the file's absolute path
+    "Import a plugin once per process, so that its `register_trigger` and `register_method` calls run"
+    is_file = source.endswith('.py') or '/' in source or os.sep in source
+    where = str(Path(source).expanduser().resolve()) if is_file else source
+    if is_file and not Path(where).is_file(): raise UsageError(f"plugin {source}: no such file")
+    if not is_file and (cwd := str(Path.cwd())) not in sys.path: sys.path.insert(0, cwd)
+    before = set(_REGISTRY)
+    try: _import_file(Path(where)) if is_file else importlib.import_module(source)
+    except Exception as e:
+        missing = isinstance(e, ModuleNotFoundError) and e.name and (source + '.').startswith(e.name + '.')
+        raise UsageError(f"plugin {source}: " + (f"no module named {source!r} (the current folder and sys.path searched)"
+                         if missing else str(e) if isinstance(e, UsageError) else
+                         f"importing it raised {type(e).__name__}: {e}")) from None
+    for n in set(_REGISTRY) - before: _PLUGINS[n] = where
+    return where
+
+# %% ../nbs/11a_config.ipynb #7cb3a074
+def load_method(spec:str, # a registered method's name, or `module:name` / `path/to/file.py:name` (a plugin's method)
+               )->str: # the method's name
+    "The method a `--method` entry names, its plugin imported first"
+    if ':' not in spec: return spec
+    source, _, name = spec.rpartition(':')
+    where = import_plugin(source)
+    if name in _REGISTRY and not _REGISTRY[name].builtin: _PLUGINS.setdefault(name, where)  # (imported before, by hand)
+    if _PLUGINS.get(name) != where:
+        mine = [n for n, w in _PLUGINS.items() if w == where]
+        raise UsageError(f"plugin {source} registered no method {name!r}" + (f"; it registered {', '.join(mine)}" if mine else ''))
+    return name
+
+def plugins_of(methods)->dict: # method -> its plugin, for those of `methods` that came from one
+    "Which plugin each of `methods` came from (built-in methods are left out)"
+    return {m: _PLUGINS[m] for m in methods if m in _PLUGINS}
 
 # %% ../nbs/11a_config.ipynb #f879e226
 LABEL_DATASETS = ('strategyqa', 'bioasq', 'pubmedqa') # scored by accuracy
