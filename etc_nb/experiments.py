@@ -20,7 +20,7 @@ from .core import (Busy, DataError, UsageError, benchmark_file, console_script, 
 from .data import DATASETS, DOWNLOADS, MANUAL, load_dataset
 from .lm import Compute, model_name, model_slug
 from .loop import score_prediction
-from .config import LABEL_DATASETS, MethodMap, MethodNames, method_config, methods_in, threshold_param
+from .config import LABEL_DATASETS, MethodMap, MethodNames, load_method, method_config, methods_in, threshold_param
 from .prompts import ANSWER_PHRASE
 from .pipeline import corpus_path
 from .runs import read_compute, read_results, read_traces, summary_table, write_results
@@ -547,7 +547,8 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
                    limit:int=None, # answer only each job's first LIMIT questions (a quick check)
                    export_only:store_true=False, # only rewrite data/results/<experiment>/<model>/ from the run folders
                    methods:str=None, # comma-separated methods to run, in this order (default: every one of the
-                                     # experiment's, in its order)
+                                     # experiment's, in its order); MODULE:NAME or FILE.py:NAME adds a method of your
+                                     # own that its plugin registered in the experiment's table (`11a_config`)
                    # retrieve from this corpus instead of each row's closed corpus: a DPR TSV, a JSONL of
                    # {id, title, text}, a corpus folder, or wikipedia; results in data/results/<experiment>-<corpus>/
                    corpus:str=None,
@@ -563,7 +564,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     rows = [r.strip() for r in rows.split(',')] if rows else None
     if bad := [r for r in rows or [] if r not in ROWS]:
         raise UsageError(f"unknown row(s) {bad}; known: {', '.join(ROWS)}")
-    methods = [m.strip() for m in methods.split(',')] if methods else None   # (a method not chosen needs no threshold)
+    methods = [load_method(m.strip()) for m in methods.split(',')] if methods else None   # (a plugin's: imported)
     jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')), methods,
                            corpus)
     if methods: jobs = _only_methods(jobs, methods)
