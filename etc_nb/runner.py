@@ -154,6 +154,12 @@ def _pay_one_time_costs(loop:Loop, cfgs:dict, question, load_s:float, progress:b
     if progress: print("one-time costs, billed to no method: " + ' · '.join(f"{k} {v:.1f} s" for k, v in secs.items()))
     return secs
 
+# %% ../nbs/17_runner.ipynb #wu000015
+def _load(workers:int, *loop_args)->tuple: # (the run's loop, the seconds loading took)
+    "The run's `get_loop` (model, corpus, index), or for a Ray driver its `RunPlan` (which loads none), timed"
+    t0 = time.perf_counter()
+    return (RunPlan if workers else get_loop)(*loop_args), time.perf_counter() - t0
+
 # %% ../nbs/17_runner.ipynb #9b84c463
 def run(dataset:str='2wikimultihopqa', # dataset name
         method:str|list='etc', # a method, a comma-separated list, or a list
@@ -183,10 +189,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         (dtype, attn_implementation, fp32_logits), overrides)
     questions, part, out = _questions_and_out(dataset, methods, n, variant, seed, start, shard, out, prompt_format, corpus)
     with hold_run_folder(out):   # one process per run folder, taken before the model loads: a second one gets `Busy`
-        t0 = time.perf_counter()
-        loop = (RunPlan(dataset, model, variant, prompt_format, corpus, retriever, compute) if workers else
-                get_loop(dataset, model, variant, prompt_format, corpus, retriever, compute))   # (a Ray driver loads none)
-        load_s = time.perf_counter() - t0
+        loop, load_s = _load(workers, dataset, model, variant, prompt_format, corpus, retriever, compute)
         cfg = run_config(loop, cfgs, questions, n, seed, debug, start, compute)
         if shard: questions = part; cfg['shard'] = part.shard
         check_config(out, cfg)
