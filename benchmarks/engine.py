@@ -11,7 +11,7 @@ summarised by medians over questions, since the machine is shared:
   row, received-attention aggregate read after every token, a streaming ETC score) / a bare greedy KV-cache loop
   (`model(tok, past_key_values=cache)` + argmax) on the same cache type. Same tokens asserted.
   `vs_hf_dynamic_cache`: the same engine / the bare loop on transformers' stock `DynamicCache` (what `generate` uses).
-* `reference_speedup`: a reference-style loop (reference notes §2.1, §2.7, §3.1) per question = `model.generate` on the
+* `reference_speedup`: a reference-style loop (`04b_released_code`) per question = `model.generate` on the
   full prompt (demos + question), an extra full forward with `output_attentions=True` (eager in every layer) for the
   check, then, after a simulated trigger in the middle of the answer, `generate` again on the full prompt with 3 gold
   passages and the truncated answer, and another attention pass; vs the engine doing the same (prefix reuse, rollback,
@@ -77,7 +77,7 @@ def weight_bytes(model)->int: # every parameter once (tied embeddings counted on
     return sum(seen.values())
 
 class ETCStream:
-    "Streaming ETC score as the release computes it (reference notes §0.2-0.3, §2.5-2.7), updated per token: a cost proxy"
+    "Streaming ETC score as the release computes it (`04b_released_code`), updated per token: a cost proxy"
     def __init__(self, session, theta=1.3):
         from etc_nb.signals import stop_words     # spaCy's English list, as the release masks with
         self.s, self.theta, self.stop = session, theta, stop_words()

@@ -77,7 +77,7 @@ DEMOS = ''.join(f"Question: {q}\nAnswer: {a}\n\n" for q, a in EXEMPLARS)
 def case(question:str)->str: return f"Question: {question}\nAnswer:"
 
 def context_block(passages:list)->str:
-    "The retrieval block of DRAGIN/ETC prompts (reference notes §1.5)"
+    "The retrieval block of DRAGIN/ETC prompts (`04b_released_code`)"
     return "Context:\n" + ''.join(f"[{i+1}] {p}\n" for i, p in enumerate(passages)) + "Answer in the same format as before.\n"
 
 def questions(n:int)->list:

@@ -14,6 +14,7 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 import pandas as pd
+from fastcore.basics import patch
 from fastcore.script import store_true
 from .core import (Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked,
                          project_root, results_dir)
@@ -55,14 +56,6 @@ class Row:
              **({'backbone': (800, 200)} if self.name == '2wikimultihopqa' else {})}.get(split)
         if s is None: raise UsageError(f"row {self.name} has no {split} slice")
         return s
-    def tuned_methods(self)->tuple:
-        "The methods tuned on its validation slice: `tuned`, else those of `GRIDS` in its table's list"
-        if self.tuned is not None: return self.tuned
-        have = methods_in('biomedical' if self.table == 'biomedical' else 'main')
-        return tuple(m for m in GRIDS if m in have)
-    def grid(self, method:str)->tuple: # the values swept on this row
-        "A method's threshold grid on this row: `GRIDS` plus the row's extension"
-        return GRIDS[method][1] + dict(self.grid_extension).get(method, ())
     def reads_official(self)->bool:
         "True when every official file of the row is on this machine (the row then reads them)"
         return bool(self.official) and all(benchmark_file(f) is not None for f in self.official)
@@ -77,6 +70,19 @@ class Row:
     def available(self, open_domain:bool=False)->bool: # True: with an open corpus (`--corpus`), no closed corpus needed
         "True when the row can run here: from its official files, else from the offline copies"
         return self.reads_official() or all(benchmark_file(f) is not None for f in self.offline_files(open_domain))
+
+# %% ../nbs/22_experiments.ipynb #rowgrid1
+@patch
+def tuned_methods(self:Row)->tuple:
+    "The methods tuned on its validation slice: `tuned`, else those of `GRIDS` in its table's list"
+    if self.tuned is not None: return self.tuned
+    have = methods_in('biomedical' if self.table == 'biomedical' else 'main')
+    return tuple(m for m in GRIDS if m in have)
+
+@patch
+def grid(self:Row, method:str)->tuple: # the values swept on this row
+    "A method's threshold grid on this row: `GRIDS` plus the row's extension"
+    return GRIDS[method][1] + dict(self.grid_extension).get(method, ())
 
 # %% ../nbs/22_experiments.ipynb #55a97f0e
 ROWS = {r.name: r for r in [

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np, pandas as pd, torch
 from fastcore.script import store_true
 from tqdm.auto import tqdm
-from .batch import batch_job, graph_counts
+from .batch import batch_job, batch_loop, graph_counts
 from .core import UsageError, check_args, console_script, hold_run_folder, script_command
 from .data import load_dataset
 from .lm import Compute, check_model
@@ -20,7 +20,7 @@ from .config import MethodConfig, load_method, plugins_of
 from .runs import (check_config, default_out, in_run_order, log_compute, method_configs, read_traces, run_config,
                          summary_table)
 from .pipeline import (answer_questions, batch_plan, check_prompt_format, check_retriever, corpus_path,
-                             corpus_variant, default_batch_size, get_loop, run_corpus, variant_name)
+                             corpus_variant, default_batch_size, get_loop, run_corpus, variant_name, warm_up)
 from .scale import RunPlan, answer_on_ray, import_ray, shard_questions
 
 # %% ../nbs/17_runner.ipynb #8b9216d9
@@ -34,6 +34,7 @@ def _split_methods(method)->list:
 def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, progress:bool, batch_size:int=1):
     "Answer the method's questions not yet `done` into `f`, with a progress bar of running EM, F1, retrievals, tokens/s"
     todo = [q for q in questions if (m.name, q.id) not in done]
+    slots = min(batch_size, len(todo)) if batch_size > 1 and len(todo) > 1 else 0   # (`answer_questions`' rule)
     stats = np.zeros(4); k = 0; t0 = time.perf_counter()
     bar = tqdm(total=len(todo), desc=f"{m.name} ({len(questions) - len(todo)} done)", disable=not progress,
                leave=False, unit='q')
@@ -41,7 +42,12 @@ def _run_method(loop:Loop, m:MethodConfig, questions, done:set, f, debug:bool, p
         f.write(json.dumps(tr) + '\n'); f.flush()
         k += 1; stats += [tr['em'] or 0., tr['f1'] or 0., tr['counters']['retrievals'], tr['counters']['tokens']]
         bar.update(); bar.set_postfix(EM=f"{stats[0]/k:.3f}", F1=f"{stats[1]/k:.3f}", R=f"{stats[2]/k:.2f}",
-                                      tok_s=f"{stats[3]/(time.perf_counter() - t0):.0f}")
+                                      **{'tok/s': f"{_decoded(loop, slots, stats[3])/(time.perf_counter() - t0):.1f}"})
+
+# %% ../nbs/17_runner.ipynb #wu000011
+def _decoded(loop:Loop, slots:int, finished:int)->int: # tokens decoded so far by the running method
+    "Every slot's decoded tokens when batched (the method's scheduler, `13_batch`), else the finished questions'"
+    return batch_loop(loop, slots).last_scheduler.stats['decoded'] if slots else int(finished)
 
 # %% ../nbs/17_runner.ipynb #c28e7dd2
 def _corpus_arg(corpus)->str|None: # None, 'wikipedia', or an absolute path
@@ -89,10 +95,23 @@ def _log_memory(out:Path, loop:Loop, plan): # the plan's total and the measured 
     with open(out/'compute.jsonl', 'a', encoding='utf-8') as f:
         f.write(json.dumps({'memory': {'plan_bytes': plan.total, 'peak_bytes': peak, 'batch_size': plan.slots}}) + '\n')
 
+# %% ../nbs/17_runner.ipynb #de2ba42f
+def run_plugins(run_dir:str|Path, # a run folder
+               )->dict: # method -> its plugin, as the folder's config.json records them
+    "Import the plugins of a run folder's methods: its methods resolve, and `check_trace` replays their traces"
+    f = Path(run_dir)/'config.json'
+    plugins = json.loads(f.read_text()).get('plugins', {}) if f.exists() else {}
+    for m, where in plugins.items(): load_method(f"{where}:{m}")
+    return plugins
+
+def _plugins_entry(cfgs:dict)->dict: # {'plugins': {method: plugin}} for a run's config.json; {} for built-in methods
+    return {'plugins': p} if (p := plugins_of(cfgs)) else {}
+
 # %% ../nbs/17_runner.ipynb #2caa26e8
 def _checked(dataset:str, method, model, corpus, variant, n, batch_size, workers:int, shard, start:int,
-             prompt_format:str, retriever:str, compute_args:tuple, overrides:dict)->tuple:
+             prompt_format:str, retriever:str, compute_args:tuple, overrides:dict, out=None)->tuple:
     "The run's names and numbers checked: (methods, model, corpus, variant, compute, method configs)"
+    if out is not None: run_plugins(out)                                  # (a folder's own methods resume by name)
     methods = [load_method(m) for m in _split_methods(method)]            # names (a plugin's method: imported first)
     model, corpus, compute = check_model(model), _corpus_arg(corpus), Compute(*compute_args)
     variant = corpus_variant(dataset, variant) if corpus is None else variant_name(dataset, variant)
@@ -143,14 +162,18 @@ def _answer_missing(out:Path, loop, cfgs:dict, questions, done:set, most:int, bs
                 for m in cfgs.values(): _run_method(loop, m, questions, done, f, debug, progress, bs)
     return graphs
 
-# %% ../nbs/17_runner.ipynb #de2ba42f
-def run_plugins(run_dir:str|Path, # a run folder
-               )->dict: # method -> its plugin, as the folder's config.json records them
-    "Import the plugins of a run folder's methods: its methods resolve, and `check_trace` replays their traces"
-    f = Path(run_dir)/'config.json'
-    plugins = json.loads(f.read_text()).get('plugins', {}) if f.exists() else {}
-    for m, where in plugins.items(): load_method(f"{where}:{m}")
-    return plugins
+# %% ../nbs/17_runner.ipynb #wu000013
+def _pay_one_time_costs(loop:Loop, cfgs:dict, question, load_s:float, progress:bool)->dict: # seconds per cost
+    "The run's one-time costs (loading, `warm_up`): paid before any method is timed, said once, apart"
+    secs = {'load': round(load_s, 3)} | warm_up(loop, cfgs.values(), question)
+    if progress: print("one-time costs, billed to no method: " + ' · '.join(f"{k} {v:.1f} s" for k, v in secs.items()))
+    return secs
+
+# %% ../nbs/17_runner.ipynb #wu000015
+def _load(workers:int, *loop_args)->tuple: # (the run's loop, the seconds loading took)
+    "The run's `get_loop` (model, corpus, index), or for a Ray driver its `RunPlan` (which loads none), timed"
+    t0 = time.perf_counter()
+    return (RunPlan if workers else get_loop)(*loop_args), time.perf_counter() - t0
 
 # %% ../nbs/17_runner.ipynb #9b84c463
 def run(dataset:str='2wikimultihopqa', # dataset name
@@ -176,22 +199,20 @@ def run(dataset:str='2wikimultihopqa', # dataset name
         **overrides, # thresholds (alpha, theta, tau, ...), top_n, max_retrievals, ...
        )->pd.DataFrame: # the summary table of everything in the folder for these methods
     "Run methods on a dataset slice into a resumable run folder"
-    if out is not None: run_plugins(out)                 # (a folder's own methods resume by name)
     methods, model, corpus, variant, compute, cfgs = _checked(
         dataset, method, model, corpus, variant, n, batch_size, workers, shard, start, prompt_format, retriever,
-        (dtype, attn_implementation, fp32_logits), overrides)
+        (dtype, attn_implementation, fp32_logits), overrides, out)
     questions, part, out = _questions_and_out(dataset, methods, n, variant, seed, start, shard, out, prompt_format, corpus)
     with hold_run_folder(out):   # one process per run folder, taken before the model loads: a second one gets `Busy`
-        loop = (RunPlan(dataset, model, variant, prompt_format, corpus, retriever, compute) if workers else
-                get_loop(dataset, model, variant, prompt_format, corpus, retriever, compute))   # (a Ray driver loads none)
-        cfg = run_config(loop, cfgs, questions, n, seed, debug, start, compute)
-        if plugins := plugins_of(cfgs): cfg['plugins'] = plugins
+        loop, load_s = _load(workers, dataset, model, variant, prompt_format, corpus, retriever, compute)
+        cfg = run_config(loop, cfgs, questions, n, seed, debug, start, compute) | _plugins_entry(cfgs)
         if shard: questions = part; cfg['shard'] = part.shard
         check_config(out, cfg)
         if progress: _announce(dataset, loop, questions, corpus, cfgs, out)
         done = {(r['method'], r['qid']) for r in read_traces(out/'traces.jsonl', repair=True)}
         most = max(sum((m, q.id) not in done for q in questions) for m in cfgs)      # a method's questions left, at most
-        if most: log_compute(out, loop, len(done))
+        one_time = _pay_one_time_costs(loop, cfgs, questions[0], load_s, progress) if most and not workers else None
+        if most: log_compute(out, loop, len(done), one_time)
         bs, plan = _batch_to_run(loop, batch_size, progress, most) if most and not workers else (1, None)
         graphs = _answer_missing(out, loop, cfgs, questions, done, most, bs, debug, progress, workers, ray_address,
                                  batch_size)

@@ -82,7 +82,7 @@ def _last_nonzero_before(v:np.ndarray)->np.ndarray:
 def release_differences(h, # content-word entropies
                         order:int=2, # 1 or 2
                        )->np.ndarray:
-    "Differences as the ETC release computes them: a zero first difference counts as missing (notes §2.5)"
+    "Differences as the ETC release computes them: a zero first difference counts as missing (`04b_released_code`)"
     h = _entropies(h); _check_order(order)
     d1 = differences(h, 1)
     if order == 1: return d1
