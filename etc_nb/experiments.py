@@ -553,8 +553,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
                    limit:int=None, # answer only each job's first LIMIT questions (a quick check)
                    export_only:store_true=False, # only rewrite data/results/<experiment>/<model>/ from the run folders
                    methods:str=None, # comma-separated methods to run, in this order (default: every one of the
-                                     # experiment's, in its order); MODULE:NAME or FILE.py:NAME adds a method of your
-                                     # own that its plugin registered in the experiment's table (`11a_config`)
+                                     # experiment's, in its order); your own: MODULE:NAME or FILE.py:NAME
                    # retrieve from this corpus instead of each row's closed corpus: a DPR TSV, a JSONL of
                    # {id, title, text}, a corpus folder, or wikipedia; results in data/results/<experiment>-<corpus>/
                    corpus:str=None,
