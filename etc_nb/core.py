@@ -333,9 +333,11 @@ class ScriptParser(argparse.ArgumentParser):
 def script_parser(func:Callable, # the function behind a script: its parameters and their comments are the flags
                   prog:str|None=None, # the script's name
                  )->argparse.ArgumentParser:
-    "A parser of `func`'s flags, spelled `--batch-size`, each with its whole comment as help"
+    "A parser of `func`'s flags, spelled `--batch-size`, each with its whole comment as help; `func.epilog()` after them"
     from fastcore.script import Param, _HelpFormatter, _union_type, docments
-    p, docs = ScriptParser(description=func.__doc__, prog=prog, formatter_class=_HelpFormatter), flag_docs(func)
+    epilog = getattr(inspect.unwrap(func), 'epilog', None)                  # (a callable: computed when asked)
+    p = ScriptParser(description=func.__doc__, prog=prog, formatter_class=_HelpFormatter, epilog=epilog and epilog())
+    docs = flag_docs(func)
     for k, v in docments(func, full=True, returns=False, eval_str=True).items():
         param = v.anno if isinstance(v.anno, Param) else Param(docs[k], _union_type(v.anno) or v.anno)
         param.set_default(v.default)

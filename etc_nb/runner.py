@@ -6,7 +6,7 @@
 __all__ = ['run_plugins', 'run', 'run_cli', 'cli_command']
 
 # %% ../nbs/17_runner.ipynb #b5efce0e
-import json, time
+import inspect, json, time
 from pathlib import Path
 import numpy as np, pandas as pd, torch
 from fastcore.script import store_true
@@ -16,7 +16,7 @@ from .core import UsageError, check_args, console_script, hold_run_folder, scrip
 from .data import load_dataset
 from .lm import Compute, check_model
 from .loop import Loop
-from .config import MethodConfig, load_method, plugins_of
+from .config import METHODS, MethodConfig, load_method, plugins_of
 from .runs import (check_config, default_out, in_run_order, log_compute, method_configs, read_traces, run_config,
                          summary_table)
 from .pipeline import (answer_questions, batch_plan, check_prompt_format, check_retriever, corpus_path,
@@ -225,8 +225,7 @@ def run(dataset:str='2wikimultihopqa', # dataset name
 # %% ../nbs/17_runner.ipynb #b20a0c2a
 @console_script('etc_nb_run')
 def run_cli(dataset:str='2wikimultihopqa', # dataset name
-            # method(s), comma-separated: wo_rag, single_rag, fl_rag, fs_rag, flare, flare_dragin, dragin,
-            # dragin_official, etc, etc_1st, etc_fixed, etc_no_smoothing, etc_release, lrag; or a method of your
+            # method(s), comma-separated: registered ones (listed at the end of --help), or a method of your
             # own, MODULE:NAME or FILE.py:NAME (the module registers it; the current folder is searched)
             method:str='etc',
             n:int=50, # number of questions (the first n)
@@ -265,6 +264,13 @@ def run_cli(dataset:str='2wikimultihopqa', # dataset name
                 corpus=corpus, retriever=retriever, dtype=dtype, attn_implementation=attn_implementation,
                 fp32_logits=fp32_logits, **over)
     with pd.option_context('display.width', 160, 'display.precision', 3): print(table.to_string())
+
+# %% ../nbs/17_runner.ipynb #epilog03
+def _registered_methods()->str: # the last lines of `etc_nb_run --help`
+    "Every registered method, from the registry when --help is asked"
+    return "registered methods: " + ', '.join(METHODS)
+
+inspect.unwrap(run_cli).epilog = _registered_methods
 
 # %% ../nbs/17_runner.ipynb #f456e57f
 def cli_command(script:str='etc_nb_run', # console script name
