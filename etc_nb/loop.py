@@ -20,7 +20,7 @@ from .query import (flare_masked_query, full_context_query, last_sentence_query,
                           qfs_etc_query, qfs_release, question_query, question_tokens, span_weights)
 from .retrieval import Retriever, truncate_query
 from .signals import TokenStep, WordStream, split_sentences, steps_from_pieces, token_pieces
-from .config import LABEL_DATASETS, MethodConfig, method_config
+from .config import LABEL_DATASETS, MethodConfig, formulation, method_config, round_style
 from .trace import chunk_tokens, decision_dict, nan_to_null, check_trace
 from .triggers import Decision, Trigger, make_trigger
 from .release import (release_word_starts, release_words, etc_word_starts, content_texts, release_markers,
@@ -296,15 +296,8 @@ def _qfs_etc(self:_QuestionRun, d:Decision, steps:list)->tuple: # (query, source
 # %% ../nbs/12_loop.ipynb #29c8342f
 @patch
 def _query(self:_QuestionRun, d:Decision, steps:list)->tuple: # (query, formulation)
-    f, cfg, pieces = self.m.query, self.m.query_cfg, [s.text for s in steps]
-    if f == 'qfs': return self._qfs(d, steps)
-    if f == 'qfs_release': return self._qfs_release(d)
-    if f == 'qfs_etc': return self._qfs_etc(d, steps)
-    if f == 'flare_masked': return flare_masked_query(pieces, d.sentence, d.flagged_tokens), f
-    if f == 'last_sentence': return last_sentence_query(self.pieces), f
-    if f == 'last_tokens': return last_tokens_query(self.pieces, cfg.get('n', 25)), f
-    if f == 'full_context': return full_context_query(self.qtext, ''.join(self.pieces)), f
-    return self.qtext, f
+    f = self.m.query
+    return (self.qtext if f is None else formulation(f).fn(self, d, steps)), f
 
 # %% ../nbs/12_loop.ipynb #53ff5fb3
 @patch
@@ -338,9 +331,13 @@ _QUESTION_ENDS = ('eos', 'stop_string') # stops of a whole regeneration that end
 # %% ../nbs/12_loop.ipynb #4b7474f2
 @patch
 def _rounds(self:_QuestionRun)->str: # the stop reason
+    "The method's round style (`11a_config`'s registry) runs the question"
+    return round_style(self.m.after_retrieval).fn(self)
+
+@patch
+def _dynamic_rounds(self:_QuestionRun)->str: # the stop reason
+    "The rounds of `after_retrieval` 'regenerate' and 'continue'"
     m = self.m
-    if m.after_retrieval == 'etc_release': return self._etc_rounds()
-    if m.after_retrieval == 'dragin_release': return self._dragin_rounds()
     while True:
         if (budget := self.max_len - len(self.ids)) <= 0: return 'budget'
         active = self.trig if len(self.events) < m.max_retrievals else None

@@ -6,15 +6,15 @@
 __all__ = ['DPR_PASSAGES', 'RETRIEVERS', 'variant_name', 'corpus_variant', 'closed_corpus', 'corpus_info', 'corpus_path',
            'open_corpus', 'run_corpus', 'bm25_retriever', 'dense_retriever', 'check_retriever', 'retrieval_info',
            'bm25_backend', 'get_engine', 'check_prompt_format', 'get_loop', 'default_batch_size', 'batch_plan',
-           'answer_questions']
+           'answer_questions', 'warm_up']
 
 # %% ../nbs/15_pipeline.ipynb #38f2019a
-import functools, hashlib, json
+import functools, hashlib, json, time
 from pathlib import Path
 from typing import Iterator
 import torch
 from .batch import answer_batched
-from .core import UsageError, benchmark_file, cache_dir, check_args, data_dirs
+from .core import UsageError, benchmark_file, cache_dir, check_args, data_dirs, load_nlp
 from .corpus import Corpus, from_paragraphs, prepare_corpus
 from .data import DATASETS, DOWNLOADS, dataset_paragraphs, resolve_variant
 from .engine import Engine
@@ -23,6 +23,7 @@ from .loop import Loop
 from .config import MethodConfig
 from .memory import MemoryPlan, check_memory, memory_plan
 from .prompts import PROMPT_FORMATS, get_prompt, in_format
+from .query import question_query
 from .analyzer import EnglishAnalyzer
 from .retrieval import BM25Index, CachedRetriever, DenseIndex
 
@@ -204,3 +205,20 @@ def answer_questions(loop:Loop, # the loop (engine, prompt, retrievers)
     if batch_size > 1 and len(questions) > 1:
         yield from answer_batched(loop, m, questions, min(batch_size, len(questions)), debug); return
     for q in questions: yield loop(q, m, debug=debug)
+
+# %% ../nbs/15_pipeline.ipynb #wu000002
+def warm_up(loop:Loop, # the run's loop
+            methods, # the `MethodConfig`s about to run: each one's retriever is searched once
+            question, # one of the run's questions: its text is the search, its case the first forward
+           )->dict: # seconds per one-time cost: {search, spacy, forward}
+    "Pay a run's one-time costs (compiled search kernels, spaCy, the first forward) before any method is timed"
+    t, secs = time.perf_counter(), {}
+    def lap(name): nonlocal t; secs[name] = round(-t + (t := time.perf_counter()), 3)
+    for name in dict.fromkeys(m.retriever for m in methods):
+        r = loop.retriever(name); getattr(r, 'inner', r).search_many([question_query(question)], 1)
+    lap('search')
+    load_nlp()('One sentence. Another.'); lap('spacy')
+    steps = loop.engine.session(loop.prefix, case=loop.prompt.case(question)).generate(1)
+    for _ in steps: pass
+    lap('forward')
+    return secs

@@ -13,7 +13,7 @@ from fastcore.basics import patch
 from .core import load_nlp
 from .signals import CONTENT_POS, TokenStep
 from .trend import TrendDetector
-from .triggers import TRIGGERS, Decision, Trigger, split_attention_row
+from .triggers import TRIGGERS, Decision, Trigger, register_trigger, split_attention_row
 
 # %% ../nbs/04a_release.ipynb #6edf4136
 def release_word_starts(pieces:list[str], # the tokens' vocabulary pieces (`convert_ids_to_tokens`)
@@ -230,4 +230,4 @@ def etc_unmergeable(tok)->set: # pieces that always stand alone
     return one | {release_markers(tok)[0], tok.bos_token, tok.eos_token}
 
 # %% ../nbs/04a_release.ipynb #2f4422cd
-TRIGGERS.update({'etc_release': (ETCRelease, {}, 'alpha'), 'dragin_official': (RINDRelease, {}, 'theta')})
+register_trigger('etc_release', ETCRelease, threshold='alpha'); register_trigger('dragin_official', RINDRelease, threshold='theta')

@@ -113,11 +113,12 @@ def check_config(out:Path, # the run folder
 def log_compute(out:Path, # the run folder
                 loop, # the run's `Loop` (a Ray driver's `RunPlan` has no engine: its workers compute)
                 done:int, # records already in the folder
+                one_time_s:dict|None=None, # the invocation's one-time costs in seconds (`warm_up`), if it paid them
                ):
     "Append to the run folder's `compute.jsonl` where this invocation computes (a resumed job keeps each part's)"
     note = compute_note(loop.engine.model) if hasattr(loop, 'engine') else {'ray_workers': True}
     with open(out/'compute.jsonl', 'a', encoding='utf-8') as f:
-        f.write(json.dumps({'records_before': done} | note) + '\n')
+        f.write(json.dumps({'records_before': done} | note | ({'one_time_s': one_time_s} if one_time_s else {})) + '\n')
 
 # %% ../nbs/14_runs.ipynb #61ab8262
 def read_compute(folder:Path)->list: # the lines of `compute.jsonl` ([] when the folder has none)

@@ -5,10 +5,11 @@
 # %% auto #0
 __all__ = ['ETC_RELEASE_INSTREAM', 'DRAGIN_OFFICIAL', 'PAPER_THRESHOLDS', 'TRIGGERS', 'TRIGGER_ALIASES', 'Decision', 'Trigger',
            'first_decision', 'ETC', 'split_attention_row', 'ChunkAttention', 'RIND', 'FLARE', 'FLAREDragin',
-           'FixedLength', 'FixedSentence', 'SingleRound', 'EntropyGate', 'norm_name', 'paper_threshold', 'make_trigger']
+           'FixedLength', 'FixedSentence', 'SingleRound', 'EntropyGate', 'norm_name', 'paper_threshold', 'make_trigger',
+           'register_trigger']
 
 # %% ../nbs/04_triggers.ipynb #eb0a8c71
-import math
+import inspect, math
 from dataclasses import dataclass, field
 import numpy as np
 from .signals import TokenStep, Word, WordStream, content_mask
@@ -567,3 +568,19 @@ def make_trigger(name:str, # a key of `TRIGGERS` (e.g. 'ETC', 'etc_release', 'DR
     if model is not None and dataset is not None and thr and thr not in cfg:
         kw[thr] = paper_threshold(key, model, dataset)
     return cls(**{**kw, **cfg, 'name': key})
+
+# %% ../nbs/04_triggers.ipynb #fbe88b8d
+def register_trigger(name:str, # the trigger's name (what `make_trigger` and a method's `trigger` take)
+                     cls:type, # a `Trigger` subclass
+                     preset:dict|None=None, # constructor arguments it starts from
+                     threshold:str|None=None, # the constructor parameter a paper table or tuning sets (e.g. 'alpha')
+                    )->None:
+    "Add a trigger to `TRIGGERS`"
+    if not isinstance(name, str) or not name.strip(): raise ValueError(f"a trigger name is a non-empty string, got {name!r}")
+    if taken := next((k for k in TRIGGERS if k.lower() == name.lower()), TRIGGER_ALIASES.get(name.lower())):
+        raise ValueError(f"trigger {name!r}: the name is taken ({taken}); choose another name")
+    if not (isinstance(cls, type) and issubclass(cls, Trigger)): raise ValueError(f"trigger {name!r}: {cls!r} is not a Trigger subclass")
+    params = inspect.signature(cls.__init__).parameters
+    if bad := sorted(k for k in [*(preset or {}), *([threshold] if threshold else [])] if k not in params):
+        raise ValueError(f"trigger {name!r}: {cls.__name__} takes no parameter(s) {bad}")
+    TRIGGERS[name] = (cls, dict(preset or {}), threshold)
