@@ -263,9 +263,9 @@ def lucene_porter(word:str, # a lower-cased token
 
 # %% ../nbs/09a_analyzer.ipynb #dbe0ac7f
 class EnglishAnalyzer:
-    "Text -> index terms as Lucene's EnglishAnalyzer (or, with a PyStemmer `stemmer`, the earlier approximation)"
-    pattern = r"\w+(?:(?:['’.]|(?<=\d),(?=\d))\w+)*"               # the earlier chain's tokenizer
-    def __init__(self, stemmer:str='lucene', # 'lucene' (Lucene's chain); 'porter', 'english', 'none': the earlier one
+    "Text -> index terms as Lucene's EnglishAnalyzer (or, with a PyStemmer `stemmer`, the PyStemmer chain)"
+    pattern = r"\w+(?:(?:['’.]|(?<=\d),(?=\d))\w+)*"               # the PyStemmer chain's tokenizer
+    def __init__(self, stemmer:str='lucene', # 'lucene' (Lucene's chain); 'porter', 'english', 'none': the PyStemmer chain
                  stop_words:frozenset=LUCENE_STOP_WORDS): # removed after lowercasing
         if stemmer not in ('lucene', 'porter', 'english', 'none'):
             raise ValueError(f"unknown stemmer {stemmer!r}: use 'lucene', 'porter', 'english' or 'none'")

@@ -9,12 +9,12 @@ __all__ = ['headline', 'headline_cli']
 import pandas as pd
 from .core import UsageError, console_script
 from .experiments import load_experiment, summarize
-from .tables import PAPER_COLUMNS, complete_records, paper_scores, score_table
+from .tables import PAPER_COLUMNS, best_method, complete_records, paper_scores, score_table
 
 # %% ../nbs/24_headline.ipynb #dcec9983
 def _best(t:pd.DataFrame, c:tuple)->str: # 'score (method)' of the best method but ETC and DRAGIN in column `c`
-    s = t.drop(index=[m for m in ('etc', 'dragin') if m in t.index])[c].dropna()
-    return f"{s.max():.3f} ({s.idxmax()})" if len(s) else '-'
+    m = best_method(t, c, exclude=('etc', 'dragin'))
+    return f"{t.loc[m, c]:.3f} ({m})" if m else '-'
 
 # %% ../nbs/24_headline.ipynb #6eb5396e
 def headline(model:str='qwen2.5-coder-0.5b-bf16', # a model folder of `data/results/main/`

@@ -4,13 +4,14 @@
 
 # %% auto #0
 __all__ = ['PAPER_COLUMNS', 'PAPER_DATASETS', 'backbone_table', 'choose_backbone', 'score_table', 'paper_records', 'compare_to',
-           'complete_records', 'split_records', 'merge_records', 'paper_scores', 'side_by_side', 'table_display']
+           'complete_records', 'split_records', 'merge_records', 'paper_scores', 'side_by_side', 'best_method',
+           'table_display']
 
 # %% ../nbs/22a_tables.ipynb #a83af2db
 import json
 import pandas as pd
 from .core import UsageError, project_root
-from .experiments import ROWS, kept_format, load_experiment
+from .experiments import MAIN_METHODS, ROWS, kept_format, load_experiment
 from .stats import adjust_pvalues, compare, paired, paired_bootstrap
 
 # %% ../nbs/22a_tables.ipynb #1fc95a5d
@@ -160,6 +161,19 @@ def side_by_side(tables:dict, # label -> table in `score_table`'s layout
     out = pd.concat({k: t[cols] for k, t in tables.items()}, axis=1)
     out.columns = pd.MultiIndex.from_tuples([(r, m, k) for k, r, m in out.columns])
     return out[[c + (k,) for c in cols for k in tables]]
+
+# %% ../nbs/22a_tables.ipynb #b3b416d1
+def best_method(t:pd.DataFrame, # a table in `score_table`'s layout (`paper_scores` too): one line per method
+                column:tuple, # (row, metric), e.g. ('hotpotqa', 'EM')
+                exclude=(), # methods left out, e.g. ('etc', 'dragin') when they are shown beside the best
+               )->str|None: # the best method; None when no method left has a score in `column`
+    "The method with the highest score in `column`; ties go to the row's other metric, then to ETC Table 2's order"
+    s = t.drop(index=[m for m in exclude if m in t.index])
+    s = s[s[column].notna()]
+    other = [c for c in s.columns if c[0] == column[0] and c != column]
+    order = [m for m in MAIN_METHODS if m in s.index] + [m for m in s.index if m not in MAIN_METHODS]
+    key = lambda m: (s.loc[m, column], *(s.loc[m, c] if pd.notna(s.loc[m, c]) else float('-inf') for c in other), -order.index(m))
+    return max(order, key=key, default=None)
 
 # %% ../nbs/22a_tables.ipynb #d55de4da
 def table_display(width:int|None=200, # `display.width`: characters per line of a printed table
