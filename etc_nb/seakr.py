@@ -5,7 +5,8 @@
 # %% auto #0
 __all__ = ['SEAKR_POS', 'SEAKR_DROP', 'eigen_score', 'scaled_layer', 'mlp_outputs', 'first_stop', 'warp_scores', 'Row',
            'decode_rows', 'eos_ids', 'eos_vectors', 'SampleStep', 'sample_step', 'retrieve_now', 'confident_words',
-           'filter_words', 'seakr_query', 'truncate_query', 'final_answer', 'stop_reason', 'choose_answer']
+           'align_words', 'greedy_sentences', 'filter_words', 'seakr_query', 'truncate_query', 'final_answer',
+           'stop_reason', 'choose_answer']
 
 # %% ../nbs/18b_seakr.ipynb #179a5f1b
 import copy, re
@@ -160,6 +161,37 @@ def confident_words(sentences:list, # [[(word, [token probabilities]), ...], ...
         sure = [w for w, ps in sent if ps and (w in question or (previous and w in previous)
                                                or max(1 - p for p in ps) <= threshold)]
     return " ".join(sure)
+
+# %% ../nbs/18b_seakr.ipynb #02c47ecf
+def _alnum(s:str)->str: return re.sub(r'[^a-zA-Z0-9]', '', s)
+
+def align_words(text:str, # the step's text
+                tokens:list, probs:list, # its tokens' texts and probabilities
+                nlp=None, # spaCy pipeline (default: `load_nlp()`)
+               )->list: # [[(word, [token probabilities]), ...] per sentence]
+    "SeaKR's alignment of a step's tokens to spaCy words, sentence by sentence"
+    toks, out, j = [(_alnum(t), p) for t, p in zip(tokens, probs) if _alnum(t)], [], 0
+    nlp = nlp or load_nlp()
+    for sent in nlp(text).sents:
+        doc, words, i = nlp(sent.text.strip()), [], 0
+        while i < len(doc):
+            if not _alnum(doc[i].text): i += 1; continue
+            word, rest, ps = doc[i].text, _alnum(doc[i].text), []
+            while rest and j < len(toks):
+                t, p = toks[j]
+                if rest.startswith(t): ps.append(p); rest = rest[len(t):]
+                elif t.startswith(rest) and i + 1 < len(doc):
+                    i += 1; word += doc[i].text; rest += _alnum(doc[i].text); continue
+                j += 1
+            words.append((word, ps)); i += 1
+        out.append(words)
+    if out and out[-1] and not out[-1][-1][1]: out[-1] = out[-1][:-1]
+    return out
+
+# %% ../nbs/18b_seakr.ipynb #d1a634cd
+def greedy_sentences(row:Row, tok, nlp=None)->list: # `align_words` of the greedy row
+    "The greedy step's words with their token probabilities, its last (EOS-replaced) token left out"
+    return align_words(row.text, [tok.decode([i]) for i in row.ids[:-1]], row.probs[:-1], nlp)
 
 # %% ../nbs/18b_seakr.ipynb #d1b21e3a
 SEAKR_POS = {'NOUN', 'ADJ', 'VERB', 'PROPN', 'NUM', 'ADV'}
