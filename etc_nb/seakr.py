@@ -6,7 +6,8 @@
 __all__ = ['SEAKR_POS', 'SEAKR_DROP', 'eigen_score', 'scaled_layer', 'mlp_outputs', 'first_stop', 'warp_scores', 'Row',
            'decode_rows', 'eos_ids', 'eos_vectors', 'SampleStep', 'sample_step', 'retrieve_now', 'confident_words',
            'align_words', 'greedy_sentences', 'filter_words', 'seakr_query', 'truncate_query', 'final_answer',
-           'stop_reason', 'choose_answer']
+           'stop_reason', 'choose_answer', 'Call', 'seakr_prompt', 'rag_round', 'read_steps', 'read_docs',
+           'seakr_solve']
 
 # %% ../nbs/18b_seakr.ipynb #179a5f1b
 import copy, re
@@ -201,7 +202,8 @@ def filter_words(text:str, # candidate query text
                  nlp=None, # spaCy pipeline (default: `load_nlp()`)
                 )->str: # the kept words, space-joined
     "SeaKR's word filter: spaCy content parts of speech, less a few function words"
-    return " ".join(w.text for w in (nlp or load_nlp())(text.strip()) if w.pos_ in SEAKR_POS and w.text not in SEAKR_DROP)
+    doc = (nlp or load_nlp())(text.strip())
+    return " ".join(w.text for w in doc if w.pos_ in SEAKR_POS and w.text not in SEAKR_DROP)
 
 # %% ../nbs/18b_seakr.ipynb #8372358d
 def seakr_query(step:str, # the failed step's greedy text
@@ -252,3 +254,82 @@ def choose_answer(step_answer:str|None, step_score:float, # from re-reading the 
     if bad(step_answer): return read_answer
     if bad(read_answer): return step_answer
     return step_answer if step_score < read_score else read_answer
+
+# %% ../nbs/18b_seakr.ipynb #32f6c59f
+@dataclass
+class Call:
+    "What the loop reads from one multi-sample step"
+    text:str; eigen:float|None=None; sentences:list=field(default_factory=list)
+    @property
+    def score(self)->float: return 0.0 if self.eigen is None else self.eigen   # the release's default
+
+# %% ../nbs/18b_seakr.ipynb #ba794a1b
+def seakr_prompt(question:str, steps:list=(), docs:list=(), # question; step texts; passage texts
+                 demos:str='', final:bool=False, # the exemplars; the final read of all passages
+                )->tuple: # (prompt, stop strings)
+    "SeaKR's prompt and stop strings for one call"
+    stops = ["\n\n", "\nQuestion:", "\nContext"] + (["\n"] if steps else []) + ([] if final else [". "])
+    p = f"Answer in the same format as before. \nQuestion: {question}\nAnswer: "
+    p += " ".join(f"{s.replace('.', '')}." for s in steps)   # (the release removes a step's periods here)
+    if docs: p = "Context: " + "\n".join(f"[{i+1}] {d}" for i, d in enumerate(docs)) + "\n" + p
+    return demos + "\n\n" + p, stops
+
+# %% ../nbs/18b_seakr.ipynb #93fc1d99
+def rag_round(st:dict, # the loop's state: question, steps, docs, doc_ids, searched, demos
+              failed:dict, call, retrieve, nlp=None)->str|None: # None, or why the question ends
+    "SeaKR's retrieval round after a failed step; appends the best candidate's step to `st['steps']`"
+    prev = st['steps'][-1]['text'] if st['steps'] else ''
+    query = seakr_query(failed['text'], failed['sentences'], st['question'], prev, nlp=nlp)
+    if query in st['searched']: return 'repeated query'
+    st['searched'].add(query)
+    cands = [(i, d) for i, d in retrieve(query) if i not in st['doc_ids']]
+    if not cands: return 'no new passage'
+    texts = [s['text'] for s in st['steps']]
+    outs = [call(*seakr_prompt(st['question'], texts, st['docs'] + [d], st['demos'])) for i, d in cands]
+    best = min(range(len(cands)), key=lambda j: outs[j].score if outs[j].text.strip() else float('inf'))
+    st['doc_ids'].append(cands[best][0]); st['docs'].append(cands[best][1])
+    o = outs[best]
+    st['steps'].append(dict(kind='rag', text=o.text, score=o.score, sentences=o.sentences, query=query,
+                            doc_id=cands[best][0], candidates=[(i, c.score) for (i, _), c in zip(cands, outs)]))
+
+# %% ../nbs/18b_seakr.ipynb #fa95cf2c
+def read_steps(st:dict, call, nlp=None)->tuple: # (answer or None, score)
+    "SeaKR's 'read all steps' answer: the steps as context, the answer sentences of the last step dropped"
+    steps = [s['text'] for s in st['steps']]
+    if not steps: return None, 0.0
+    kept = [s.text for s in (nlp or load_nlp())(steps[-1].strip()).sents
+            if "the answer is" not in s.text.lower() and "is the answer" not in s.text.lower()]
+    steps = steps[:-1] + ([" ".join(kept)] if " ".join(kept).strip() else [])
+    prompt, stops = seakr_prompt(st['question'], (), steps, st['demos'])
+    stops = [s for s in stops if s != '. '] + ["\n"]
+    out = call(prompt, stops); ans = final_answer(out.text)
+    return (ans or call(prompt + " So the answer is ", stops).text), out.score
+
+def read_docs(st:dict, call)->tuple: # (answer or None, score)
+    "SeaKR's 'read all passages' answer"
+    prompt, stops = seakr_prompt(st['question'], (), st['docs'], st['demos'], final=True)
+    out = call(prompt, stops); ans = final_answer(out.text)
+    if ans is None: out = call(prompt + " So the answer is ", stops + ["\n"]); ans = out.text
+    return ans, out.score
+
+# %% ../nbs/18b_seakr.ipynb #d1be9d70
+def seakr_solve(question:str, call, retrieve, # a model call (prompt, stops) -> `Call`; query -> [(id, text)]
+                demos:str='', threshold:float=-6.0, max_steps:int=7, max_docs:int=5, nlp=None,
+               )->dict: # the answer, both candidates, the steps, the passages and why it stopped
+    "SeaKR's reasoning loop on one question"
+    st = dict(question=question.replace('.', ' '), steps=[], docs=[], doc_ids=[], searched=set(), demos=demos,
+              failed=[])
+    while True:
+        out = call(*seakr_prompt(st['question'], [s['text'] for s in st['steps']], st['docs'], demos))
+        step = dict(kind='direct', text=out.text, score=out.score, sentences=out.sentences)
+        st['steps'].append(step)
+        if final_answer(step['text']): why = 'final answer'; break
+        why = None
+        if retrieve_now(out.text, out.eigen, threshold):
+            st['failed'].append(st['steps'].pop()); why = rag_round(st, step, call, retrieve, nlp)
+        why = stop_reason(st['steps'][-1]['text'] if st['steps'] else '', len(st['steps']), len(st['docs']),
+                          rag_failed=why is not None, max_steps=max_steps, max_docs=max_docs) if why is None else why
+        if why: break
+    (sa, ss), (ra, rs) = read_steps(st, call, nlp), read_docs(st, call)
+    return dict(answer=choose_answer(sa, ss, ra, rs), step_answer=sa, step_score=ss, read_answer=ra, read_score=rs,
+                stop=why, steps=st['steps'], failed=st['failed'], doc_ids=st['doc_ids'], queries=sorted(st['searched']))
