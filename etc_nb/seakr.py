@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['SEAKR_POS', 'SEAKR_DROP', 'eigen_score', 'scaled_layer', 'mlp_outputs', 'first_stop', 'warp_scores', 'Row',
            'decode_rows', 'eos_ids', 'eos_vectors', 'SampleStep', 'sample_step', 'retrieve_now', 'confident_words',
-           'align_words', 'greedy_sentences', 'filter_words', 'seakr_query', 'truncate_query', 'final_answer',
-           'stop_reason', 'choose_answer', 'Call', 'seakr_prompt', 'rag_round', 'read_steps', 'read_docs',
-           'seakr_solve']
+           'align_words', 'greedy_sentences', 'filter_words', 'seakr_query', 'final_answer', 'stop_reason',
+           'choose_answer', 'Call', 'seakr_prompt', 'rag_round', 'read_steps', 'read_docs', 'seakr_solve', 'model_call',
+           'bm25_search']
 
 # %% ../nbs/18b_seakr.ipynb #179a5f1b
 import copy, re
@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import torch
 from transformers import DynamicCache, LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 from .core import load_nlp
+from .engine import special_prefix
+from .retrieval import truncate_query
 
 # %% ../nbs/18b_seakr.ipynb #f07c70e7
 def eigen_score(z, # (k, d) one vector per sampled continuation (tensor or array)
@@ -216,13 +218,6 @@ def seakr_query(step:str, # the failed step's greedy text
     query = filter_words(confident_words(sentences, q, previous, threshold) if step.strip() else "", nlp)
     return query if query.strip() else filter_words(q, nlp)
 
-# %% ../nbs/18b_seakr.ipynb #78ba97e2
-def truncate_query(query:str, tok, # the model's tokenizer
-                   n:int=64, # tokens kept (the release: 64)
-                  )->str:
-    "Keep the query's last `n` tokens (the release truncates on the left), decoded without special tokens"
-    return tok.decode(tok(query, add_special_tokens=False).input_ids[-n:], skip_special_tokens=True)
-
 # %% ../nbs/18b_seakr.ipynb #bd832ae3
 def final_answer(text:str)->str|None: # the answer, lower-cased, or None
     "The answer a SeaKR step states: 'the answer is X' (to the next , or .), else 'X is the answer'"
@@ -333,3 +328,16 @@ def seakr_solve(question:str, call, retrieve, # a model call (prompt, stops) -> 
     (sa, ss), (ra, rs) = read_steps(st, call, nlp), read_docs(st, call)
     return dict(answer=choose_answer(sa, ss, ra, rs), step_answer=sa, step_score=ss, read_answer=ra, read_score=rs,
                 stop=why, steps=st['steps'], failed=st['failed'], doc_ids=st['doc_ids'], queries=sorted(st['searched']))
+
+# %% ../nbs/18b_seakr.ipynb #c339789c
+def model_call(model, tok, nlp=None, **step)->callable: # `sample_step` settings: k, max_new, seed, layer, alpha
+    "A SeaKR model call (prompt, stops) -> `Call` on a transformers model"
+    def call(prompt:str, stops:list)->Call:
+        ids = special_prefix(tok) + tok.encode(prompt, add_special_tokens=False)
+        s = sample_step(model, tok, ids, stops=stops, **step)
+        return Call(s.greedy.text, s.eigen, greedy_sentences(s.greedy, tok, nlp))
+    return call
+
+def bm25_search(retriever, tok, k:int=3, max_tokens:int=64)->callable: # a `10_retrieval.Retriever`
+    "A SeaKR retriever: query -> [(passage id, text)] of the top `k` for the query's last `max_tokens` tokens"
+    return lambda q: [(p.id, p.text) for p, _ in retriever.search(truncate_query(q, tok, max_tokens), k)]
