@@ -6,8 +6,8 @@
 __all__ = ['SEAKR_POS', 'SEAKR_DROP', 'eigen_score', 'scaled_layer', 'mlp_outputs', 'first_stop', 'warp_scores', 'Row',
            'decode_rows', 'eos_ids', 'eos_vectors', 'SampleStep', 'sample_step', 'retrieve_now', 'confident_words',
            'align_words', 'greedy_sentences', 'filter_words', 'seakr_query', 'final_answer', 'stop_reason',
-           'choose_answer', 'Call', 'seakr_prompt', 'rag_round', 'read_steps', 'read_docs', 'seakr_solve', 'model_call',
-           'bm25_search']
+           'choose_answer', 'Call', 'seakr_prompt', 'rag_round', 'drop_answer_sentences', 'read_steps', 'read_docs',
+           'seakr_solve', 'model_call', 'bm25_search']
 
 # %% ../nbs/18b_seakr.ipynb #179a5f1b
 import copy, re
@@ -288,13 +288,16 @@ def rag_round(st:dict, # the loop's state: question, steps, docs, doc_ids, searc
                             doc_id=cands[best][0], candidates=[(i, c.score) for (i, _), c in zip(cands, outs)]))
 
 # %% ../nbs/18b_seakr.ipynb #fa95cf2c
+def drop_answer_sentences(steps:list, nlp=None)->list: # the step texts, the last one filtered
+    "`filter_last_step`: the last step less its sentences that state the answer (dropped when nothing is left)"
+    kept = " ".join(s.text for s in (nlp or load_nlp())(steps[-1].strip()).sents
+                    if "the answer is" not in s.text.lower() and "is the answer" not in s.text.lower())
+    return steps[:-1] + ([kept] if kept.strip() else [])
+
 def read_steps(st:dict, call, nlp=None)->tuple: # (answer or None, score)
     "SeaKR's 'read all steps' answer: the steps as context, the answer sentences of the last step dropped"
-    steps = [s['text'] for s in st['steps']]
-    if not steps: return None, 0.0
-    kept = [s.text for s in (nlp or load_nlp())(steps[-1].strip()).sents
-            if "the answer is" not in s.text.lower() and "is the answer" not in s.text.lower()]
-    steps = steps[:-1] + ([" ".join(kept)] if " ".join(kept).strip() else [])
+    if not st['steps']: return None, 0.0
+    steps = drop_answer_sentences([s['text'] for s in st['steps']], nlp)
     prompt, stops = seakr_prompt(st['question'], (), steps, st['demos'])
     stops = [s for s in stops if s != '. '] + ["\n"]
     out = call(prompt, stops); ans = final_answer(out.text)
