@@ -6,11 +6,14 @@ folder and imported from there; none of their code enters the project. vLLM, the
 stood in for by empty stubs (the parts run here never call them), and `spacy.load` returns the project's pipeline.
 Parts run: `LLMEngine._compute_eigen_score` (`vllm_uncertainty/vllm/engine/llm_engine.py`, lifted out of its class),
 and from `SEAKR/reasoner.py`'s `MultiHopReasoner`: `_retrieve` (with `_build_query`, `_restruct_tokens`,
-`_filter_words`; the retriever stub records the query), `_check_final_answer`, `filter_last_step`, `compare_answer`.
+`_filter_words`; the retriever stub records the query), `_check_final_answer`, `filter_last_step`, `compare_answer`,
+and `solve` itself on 24 2Wiki questions (the release's `Dataset.__call__` without exemplars), its `call_llm` and
+retriever replaced by `etc_nb.seakr`'s hashed stand-ins, which `18b_seakr` hands to `seakr_solve` too.
 
   python tools/seakr_oracle.py --git /work/.mirror/THU-KEG+SeaKR/repo --out data/release_parity/seakr_pure.json
 
-The output holds each case's inputs and the release's outputs; `18b_seakr` recomputes our side and compares.
+The output holds each case's inputs and the release's outputs; `18b_seakr` recomputes our side and compares. Needs
+`$ETC_NB_DATA` (or the bundled sample) for the questions.
 """
 import argparse, ast, json, logging, math, subprocess, sys, tempfile, types
 from pathlib import Path
@@ -40,11 +43,11 @@ def _release(git:str):
     nlp = load_nlp(); spacy.load = lambda name, *a, **k: nlp
     Logprob = _stub_vllm()
     tmp = Path(tempfile.mkdtemp(prefix='seakr-release-')); pkg = tmp/'SEAKR'; pkg.mkdir()
-    for f in ('reasoner.py', 'utils.py'): (pkg/f).write_text(_show(git, f'SEAKR/{f}'))
+    for f in ('reasoner.py', 'utils.py', 'dataset.py'): (pkg/f).write_text(_show(git, f'SEAKR/{f}'))
     (pkg/'__init__.py').write_text(''); (pkg/'retriever.py').write_text('class BM25: pass\n')
-    (pkg/'dataset.py').write_text('class Dataset: pass\n')
     sys.path.insert(0, str(tmp))
-    import SEAKR.reasoner as reasoner, SEAKR.utils as utils
+    import SEAKR.reasoner as reasoner, SEAKR.utils as utils, SEAKR.dataset as dataset
+    reasoner.dataset_module = dataset
     src = _show(git, 'vllm_uncertainty/vllm/engine/llm_engine.py')
     fn = next(n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.FunctionDef) and n.name == '_compute_eigen_score')
     ns = dict(torch=torch); exec(compile(ast.Module([fn], []), 'llm_engine.py', 'exec'), ns)
@@ -88,6 +91,33 @@ def query_case(tok, i:int, case)->dict:
     probs = [float(p) for p in np.where(rng.random(len(ids)) < 0.5, 0.9 + 0.1 * rng.random(len(ids)), rng.random(len(ids)))]
     return dict(question=q, previous=prev, text=text, searched=searched, tokens=[tok.decode([t]) for t in ids], probs=probs)
 
+def questions(n:int)->list:
+    from etc_nb.data import load_dataset
+    return [q.question for q in load_dataset('2wikimultihopqa', n=n)]
+
+def solve_case(R, U, Logprob, question:str)->dict:
+    "`MultiHopReasoner.solve` on one question, its model call and retriever replaced by the hashed stand-ins"
+    import asyncio
+    from etc_nb.seakr import hashed_model, hashed_search
+    class NoShot(R.dataset_module.Dataset):
+        examples = []
+        def load_data(cls, file_path=None): return []
+    calls = []
+    def retrieve(queries, topk, max_query_length):
+        hits = hashed_search(queries[0]); return [[i for i, _ in hits]], [[d for _, d in hits]]
+    r = R.MultiHopReasoner('q', question, NoShot(10), None, types.SimpleNamespace(retrieve=retrieve))
+    async def call_llm(prompt, stop_tokens):
+        calls.append(prompt); o = hashed_model(prompt, stop_tokens)
+        lps = [{0: Logprob(math.log(p), 1, t)} for t, p in zip(o['tokens'], o['probs'])] + [{2: Logprob(0.0, 1, '')}]
+        u = U.UncertaintyScore(perplexity=0, logprobs=lps, energy_score=0, eigen_score=o['eigen'], ln_entropy=0)
+        return U.LLMOutputWithUncertainty(greedy_response=o['text'], sample_responses=[], uncertainty=u)
+    r.call_llm = call_llm
+    try: out = asyncio.run(r.solve(max_reasoning_steps=7, max_docs=5)); err = None
+    except Exception as e: out, err = {}, f"{type(e).__name__}: {e}"
+    return dict(question=question, answer=out.get('Final Answer'), step_answer=r.final_step_answer,
+                read_answer=r.final_read_answer, doc_ids=r.doc_id_list, queries=sorted(r.searched_queries),
+                steps=[s.content for s in r.running_steps], calls=len(calls), error=err)
+
 def run(git:str, out:str):
     import torch
     from etc_nb.lm import load_lm
@@ -119,6 +149,7 @@ def run(git:str, out:str):
     for sa, ss, ra, rs in CHOICES:
         r = reasoner(); r.final_step_answer, r.final_step_score, r.final_read_answer, r.final_read_answer_score = sa, ss, ra, rs
         r.compare_answer(); res['choices'].append(dict(step=[sa, ss], read=[ra, rs], answer=r.final_answer))
+    res['solve'] = [solve_case(R, U, Logprob, q) for q in questions(24)]
     Path(out).write_text(json.dumps(res, indent=1, ensure_ascii=False) + '\n')
     print(f"{out}: {sum(len(v) for v in res.values() if isinstance(v, list))} cases")
 
