@@ -13,7 +13,7 @@ retriever replaced by `etc_nb.seakr`'s hashed stand-ins, which `18b_seakr` hands
   python tools/seakr_oracle.py --git /work/.mirror/THU-KEG+SeaKR/repo --out data/release_parity/seakr_pure.json
 
 The output holds each case's inputs and the release's outputs; `18b_seakr` recomputes our side and compares. Needs
-`$ETC_NB_DATA` (or the bundled sample) for the questions.
+`$ETC_NB_DATA` for the 24 questions (the bundled sample has 12).
 """
 import argparse, ast, json, logging, math, subprocess, sys, tempfile, types
 from pathlib import Path
