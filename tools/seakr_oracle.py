@@ -2,8 +2,8 @@
 """SeaKR's released pure parts run as an oracle: the release's side of `18b_seakr`'s parity table.
 
 The released files are read from a fetched git snapshot of THU-KEG/SeaKR (`git show COMMIT:PATH`) into a temporary
-folder and imported from there; none of their code enters the project. vLLM, the retriever and the dataset module are
-stood in for by empty stubs (the parts run here never call them), and `spacy.load` returns the project's pipeline.
+folder and imported from there; none of their code enters the project. vLLM and the retriever are stood in for by
+empty stubs (the parts run here never call them), and `spacy.load` returns the project's pipeline.
 Parts run: `LLMEngine._compute_eigen_score` (`vllm_uncertainty/vllm/engine/llm_engine.py`, lifted out of its class),
 and from `SEAKR/reasoner.py`'s `MultiHopReasoner`: `_retrieve` (with `_build_query`, `_restruct_tokens`,
 `_filter_words`; the retriever stub records the query), `_check_final_answer`, `filter_last_step`, `compare_answer`,
