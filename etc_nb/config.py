@@ -8,7 +8,7 @@ __all__ = ['FORMULATIONS', 'ROUND_STYLES', 'QFS_RANKING_TOKENS', 'QFS_ROW', 'QFS
            'register_round_style', 'round_style', 'MethodConfig', 'top_n', 'threshold_param', 'resolve_threshold',
            'Method', 'register_method', 'registered_method', 'methods_in', 'MethodNames', 'MethodMap',
            'method_definitions', 'method_table', 'trigger_params', 'method_config', 'import_plugin', 'load_method',
-           'plugins_of']
+           'plugins_of', 'forget_plugins']
 
 # %% ../nbs/11a_config.ipynb #b4d7bfff
 import copy, importlib.util, inspect, json, os, re, sys
@@ -402,6 +402,12 @@ def load_method(spec:str, # a registered method's name, or `module:name` / `path
 def plugins_of(methods)->dict: # method -> its plugin, for those of `methods` that came from one
     "Which plugin each of `methods` came from (built-in methods are left out)"
     return {m: _PLUGINS[m] for m in methods if m in _PLUGINS}
+
+def forget_plugins()->list: # the methods removed
+    "Remove the plugins' methods from the registry: a test leaves the process's registry as it found it"
+    gone = list(_PLUGINS)
+    for m in gone: _REGISTRY.pop(m, None); _PLUGINS.pop(m)
+    return gone
 
 # %% ../nbs/11a_config.ipynb #f879e226
 LABEL_DATASETS = ('strategyqa', 'bioasq', 'pubmedqa') # scored by accuracy
