@@ -577,10 +577,13 @@ def register_trigger(name:str, # the trigger's name (what `make_trigger` and a m
                     )->None:
     "Add a trigger to `TRIGGERS`"
     if not isinstance(name, str) or not name.strip(): raise ValueError(f"a trigger name is a non-empty string, got {name!r}")
+    entry = (cls, dict(preset or {}), threshold)
     if taken := next((k for k in TRIGGERS if k.lower() == name.lower()), TRIGGER_ALIASES.get(name.lower())):
-        raise ValueError(f"trigger {name!r}: the name is taken ({taken}); choose another name")
+        old = TRIGGERS.get(taken)
+        if not (taken == name and old[0].__qualname__ == getattr(cls, '__qualname__', None) and old[1:] == entry[1:]):
+            raise ValueError(f"trigger {name!r}: the name is taken ({taken}); choose another name")
     if not (isinstance(cls, type) and issubclass(cls, Trigger)): raise ValueError(f"trigger {name!r}: {cls!r} is not a Trigger subclass")
     params = inspect.signature(cls.__init__).parameters
     if bad := sorted(k for k in [*(preset or {}), *([threshold] if threshold else [])] if k not in params):
         raise ValueError(f"trigger {name!r}: {cls.__name__} takes no parameter(s) {bad}")
-    TRIGGERS[name] = (cls, dict(preset or {}), threshold)
+    TRIGGERS[name] = entry
