@@ -22,9 +22,20 @@ _test_nb = nbdev.test.test_nb
 def test_nb(fn, *args, **kwargs):
     "nbdev's `test_nb`, called from code compiled under the notebook's name (`ETC_NB_NOTEBOOK`: for counted skips)"
     os.environ['ETC_NB_NOTEBOOK'] = str(fn)
-    try: return eval(compile('_test_nb(fn, *args, **kwargs)', f'notebook {fn}', 'eval'),
-                     dict(_test_nb=_test_nb, fn=fn, args=args, kwargs=kwargs))
+    try:
+        ok, secs = eval(compile('_test_nb(fn, *args, **kwargs)', f'notebook {fn}', 'eval'),
+                        dict(_test_nb=_test_nb, fn=fn, args=args, kwargs=kwargs))
+        return (ok and not _left_registered(fn)), secs
     finally: _release(fn)
+
+def _left_registered(fn)->list: # the methods a notebook registered and left in the worker's registry
+    "Methods beyond the built-in ones still registered after a notebook: it fails, since the notebooks run after it in"
+    " this worker would see them (a test removes what it registers: `etc_nb.config.forget_plugins`)"
+    config = sys.modules.get('etc_nb.config')
+    left = [m for m in getattr(config, 'METHODS', ()) if not config.registered_method(m).builtin]
+    if left: print(f"{fn} left methods registered for the notebooks after it: {', '.join(left)}", flush=True)
+    for m in left: config._REGISTRY.pop(m); config._PLUGINS.pop(m, None)     # (the next notebooks see the built-in ones)
+    return left
 
 def _rss_gb()->float:
     "This process's resident memory in GiB"
