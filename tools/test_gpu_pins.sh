@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU image's versions on this CPU: torch 2.11.0 and transformers 5.17.0 (the lent GPU machine's pins) run
-# `benchmarks/gpu_rehearsal.py --quick` and the device-strict notebook (nbs/13b_device_strict.ipynb); ends with
-# "N passed, N failed" like tools/test.sh, exit 1 on a failure. Run after tools/install.sh (the project's .venv).
+# `benchmarks/gpu_rehearsal.py --quick` on Phi-2 (the phases that run the model) and the device-strict notebook
+# (nbs/13b_device_strict.ipynb); ends with "N passed, N failed" like tools/test.sh, exit 1 on a failure. Run after
+# tools/install.sh (the project's .venv).
 #
 # The environment ($GPU_PINS_VENV, default ~/.cache/etc_nb/venv-gpu-pins: outside the clone, so a fresh-clone CI builds
 # it once) holds only the two pinned packages and what they pull in; everything else (etc_nb's other dependencies,
@@ -42,7 +43,12 @@ check() { # name, command...: one more passed or failed
 }
 # (the project's nbdev_test script, run by this environment's Python: the notebook's kernel is this process)
 check "nbs/13b_device_strict.ipynb" timeout 900 "$PY" "$MAIN/bin/nbdev_test" --path nbs/13b_device_strict.ipynb --do_print
-# one model, every phase on it (Phi-2: the other architecture; the whole four-model run is tools/test.sh's)
-check "benchmarks/gpu_rehearsal.py --quick --models phi-2" timeout "${BENCH_TIMEOUT:-900}" "$PY" benchmarks/gpu_rehearsal.py --quick --models phi-2
+# one model (Phi-2: the other architecture; the whole four-model run is tools/test.sh's), the phases that run the model
+# under these versions: the seven methods through the CLI and the reference loop (HF generate), the SIGKILLed and resumed
+# run, no SlotPool alive, batch parity, the other seven methods. Not here, run once by tools/test.sh's `--quick` under the
+# project's versions: lucene and ray_worker (the GPU image has neither Java nor Ray: they skip there) and corpus (an open
+# corpus's BM25 index, no torch), each the plain CLI's ETC on the model otherwise
+PHASES=cli,kill_resume,pool_check,parity,other_methods
+check "benchmarks/gpu_rehearsal.py --quick --models phi-2 --phases $PHASES" timeout "${BENCH_TIMEOUT:-900}" "$PY" benchmarks/gpu_rehearsal.py --quick --models phi-2 --phases "$PHASES"
 echo "== GPU pins: $passed ok, $failed failed"
 [ "$failed" = 0 ]
