@@ -593,27 +593,36 @@ def header(a)->dict:
 
 LAST_PHASES = ('kill_resume', 'pool_check', 'parity', 'other_methods', 'lucene', 'corpus', 'ray_worker')
 
+def model_phases(r, a, name:str, folder:Path, questions, work:Path, inputs)->bool:
+    "One model: its tokenizer, build into `folder`, CLI and reference (with `cli` in --phases); was it built?"
+    from etc_nb.prompts import get_prompt
+    res = r.res; res['models'][name] = m = {}
+    tok, m['tokenizer'] = r.phase(f'{name}.tokenizer', load_tokenizer, MODELS[name]['tokenizer'], inputs) or [None]*2
+    if name == 'phi-2' and tok is not None and m['tokenizer'].startswith('GPT-2') and inputs is None:
+        texts = [get_prompt(DATASET).demos()] + [q.question for q in questions]
+        m['tokenizer_check'] = r.phase('phi-2.tokenizer_check', gpt2_js_agreement, tok, texts)
+    if tok is None or (b := r.phase(f'{name}.build', build, name, a, tok, folder)) is None: return False
+    m |= b; r.write()
+    if 'cli' in a.phases and (c := r.phase(f'{name}.cli', cli_phase, name, folder, a, questions, work)) is not None:
+        m['cli'] = c
+        if (ref := r.phase(f'{name}.reference', reference_phase, name, folder, a, questions, work)) is not None:
+            m['reference'] = ref; m['vs_reference'] = compare(c, ref, a.n)
+    return True
+
 def rehearse(a, work:Path, path:Path)->dict:
     "Every phase, model after model; the results"
     inputs = unpack_inputs(a.inputs, work) if a.inputs else None          # first: it may put etc_nb's imports on the path
     from etc_nb.data import load_dataset
-    from etc_nb.prompts import get_prompt
     questions = list(load_dataset(DATASET, n=a.n))
-    r = Rehearsal(path, header(a)); res, folder = r.res, None
+    r = Rehearsal(path, header(a)); res, folder, built = r.res, None, False
     for name in a.models:
-        folder = work/'models'/name; res['models'][name] = m = {}
-        tok, m['tokenizer'] = r.phase(f'{name}.tokenizer', load_tokenizer, MODELS[name]['tokenizer'], inputs) or [None]*2
-        if name == 'phi-2' and tok is not None and m['tokenizer'].startswith('GPT-2') and inputs is None:
-            texts = [get_prompt(DATASET).demos()] + [q.question for q in questions]
-            m['tokenizer_check'] = r.phase('phi-2.tokenizer_check', gpt2_js_agreement, tok, texts)
-        if tok is None or (b := r.phase(f'{name}.build', build, name, a, tok, folder)) is None: continue
-        m |= b; r.write()
-        if 'cli' in a.phases and (c := r.phase(f'{name}.cli', cli_phase, name, folder, a, questions, work)) is not None:
-            m['cli'] = c
-            if (ref := r.phase(f'{name}.reference', reference_phase, name, folder, a, questions, work)) is not None:
-                m['reference'] = ref; m['vs_reference'] = compare(c, ref, a.n)
-        if name != a.models[-1]: shutil.rmtree(folder, ignore_errors=True)     # disk: one model folder at a time
-    if folder is not None and folder.exists():                                 # the last (smallest by default) model
+        folder, built = work/'models'/name, False
+        try: built = model_phases(r, a, name, folder, questions, work, inputs)
+        finally:   # disk (a 13B folder is 26 GB in /dev/shm): one model folder at a time, none left by a failed build
+            if not built or name != a.models[-1]: shutil.rmtree(folder, ignore_errors=True)
+    if left := sorted(p.name for p in (work/'models').glob('*') if not (built and p == folder)):
+        res['errors']['model_folders'] = f"left behind: {left}"
+    if built:                                                                  # the last (smallest by default) model
         common = lambda fn: lambda: fn(folder, a, questions, work)
         fns = dict(kill_resume=lambda: kill_resume(a.models[-1], folder, a, questions, work),
                    pool_check=lambda: pool_check(folder, a, work), parity=lambda: parity(folder, a, questions),

@@ -211,13 +211,15 @@ def threshold_param(trigger:str)->str|None: # the name of its threshold paramete
 
 # %% ../nbs/11a_config.ipynb #6c4893ab
 def resolve_threshold(method:str, trigger:str, model:str, dataset:str, default=None)->tuple: # (value, source)
-    "A method's threshold for this model and dataset: bundled entry, paper table, or the method's default"
-    bundled = read_config('thresholds.json')['bundled']
+    "A method's threshold for this model and dataset: bundled entry, paper table, release default, or method default"
+    cfg = read_config('thresholds.json'); bundled = cfg['bundled']
     m = next((k for k in bundled if norm_name(k) == norm_name(model)), None)
     if m is not None and (v := _by_dataset(bundled[m].get(method), dataset)) is not None:
         return v, f"thresholds.json ({m})"
     try: return paper_threshold(_trigger_key(trigger), model, dataset), 'paper table'
     except KeyError: pass
+    rel = cfg.get('release_defaults', {}).get(method, {})              # a release preset on a paper model
+    if any(norm_name(k) in norm_name(model) for k in rel.get('models', ())): return rel['value'], rel['source']
     if default is not None: return default, 'method default'
     raise UsageError(f"no threshold for {method} with model {model!r} on {dataset!r}: "
                      f"pass {threshold_param(trigger)}=... (or add the model to data/configs/thresholds.json)")

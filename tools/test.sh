@@ -44,6 +44,7 @@ tail_checks() {
     [ "$b" = benchmarks/engine_prompts.py ] && continue   # a data module, not a benchmark
     tail_check "$b --quick" timeout "${BENCH_TIMEOUT:-1500}" python "$b" --quick
   done
+  tail_check tools/check_rehearsal_cleanup.py python tools/check_rehearsal_cleanup.py   # its model folders, stub phases
   # the GPU image's pins (torch 2.11.0, transformers 5.17.0): rehearsal + device-strict
   tail_check tools/test_gpu_pins.sh bash tools/test_gpu_pins.sh
 }
